@@ -1,0 +1,113 @@
+"""The backend interface: load, generate token ids from token ids, close, describe the model."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Collection, Iterator, Sequence
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class SamplingParams:
+    """How to pick tokens. The defaults follow OpenAI's advice for gpt-oss (temperature 1, top_p 1)."""
+
+    temperature: float = 1.0
+    top_p: float = 1.0
+    top_k: int = 0
+    min_p: float = 0.0
+    seed: int | None = None
+    max_tokens: int = 4096
+
+
+@dataclass(frozen=True, slots=True)
+class ModelInfo:
+    """What a loaded model is."""
+
+    name: str
+    backend: str
+    context_size: int
+    gpu_layers: int = 0
+    gpu_offload: bool = False
+    """Whether any layer actually runs on a GPU."""
+    path: str | None = None
+
+    @property
+    def device(self) -> str:
+        """``GPU`` when layers are offloaded, else ``CPU``."""
+        return "GPU" if self.gpu_offload else "CPU"
+
+
+@dataclass(slots=True)
+class GenerationStats:
+    """Measurements of one generation call."""
+
+    prompt_tokens: int = 0
+    prompt_tokens_evaluated: int = 0
+    """Prompt tokens the model had to evaluate (the rest came from the KV cache)."""
+    generated_tokens: int = 0
+    ttft_s: float = 0.0
+    """Seconds from the call to the first generated token (prompt processing included)."""
+    decode_s: float = 0.0
+    """Seconds from the first to the last generated token."""
+
+    @property
+    def prompt_tokens_reused(self) -> int:
+        """Prompt tokens taken from the KV cache."""
+        return self.prompt_tokens - self.prompt_tokens_evaluated
+
+    @property
+    def decode_tokens_per_s(self) -> float:
+        """Generated tokens per second after the first one (0 when unknown)."""
+        if self.generated_tokens < 2 or self.decode_s <= 0:
+            return 0.0
+        return (self.generated_tokens - 1) / self.decode_s
+
+    def as_dict(self) -> dict[str, float | int]:
+        """Return the figures as a flat dict (for JSON output)."""
+        return {
+            "prompt_tokens": self.prompt_tokens,
+            "prompt_tokens_evaluated": self.prompt_tokens_evaluated,
+            "prompt_tokens_reused": self.prompt_tokens_reused,
+            "generated_tokens": self.generated_tokens,
+            "ttft_s": round(self.ttft_s, 6),
+            "decode_tokens_per_s": round(self.decode_tokens_per_s, 3),
+        }
+
+
+class ModelBackend(ABC):
+    """A model that continues a prompt of harmony token ids, one token id at a time."""
+
+    name: str = "backend"
+    """Short name of the backend kind."""
+
+    def __init__(self) -> None:
+        self.last_stats = GenerationStats()
+        """Figures of the latest ``generate`` call, complete once it has ended."""
+
+    @property
+    @abstractmethod
+    def info(self) -> ModelInfo:
+        """What the loaded model is (valid after :meth:`load`)."""
+
+    @abstractmethod
+    def load(self) -> ModelInfo:
+        """Load the model (may take long: call it from a worker thread).
+
+        Raises:
+            harmony_chat.errors.HarmonyChatError: with a one-line reason when it cannot load.
+        """
+
+    @abstractmethod
+    def generate(
+        self,
+        prompt: Sequence[int],
+        sampling: SamplingParams,
+        stop_ids: Collection[int],
+        should_stop: Callable[[], bool],
+    ) -> Iterator[int]:
+        """Yield generated token ids, ending after a token in ``stop_ids`` (which is yielded),
+        after ``sampling.max_tokens`` tokens, or as soon as ``should_stop()`` turns true."""
+
+    def close(self) -> None:
+        """Release the model."""
+        return None

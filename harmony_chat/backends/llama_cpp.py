@@ -1,0 +1,212 @@
+"""The llama.cpp backend: a local gpt-oss GGUF run in-process by llama-cpp-python.
+
+Token ids go in and come out directly: llama.cpp's chat template and its tokenizer are never
+used for user text (harmony renders the prompt). ``llama_cpp`` is imported only in :meth:`load`.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import time
+from collections import deque
+from collections.abc import Callable, Collection, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from harmony_chat.backends.base import GenerationStats, ModelBackend, ModelInfo, SamplingParams
+from harmony_chat.errors import ModelError
+from harmony_chat.gguf.inspect import check_gguf_file
+
+GPT_OSS_ARCHITECTURE = "gpt-oss"
+SPECIAL_CHECK_IDS = [200006, 200008, 200012, 200002, 200005, 200007]
+SPECIAL_CHECK_TEXT = b"<|start|><|message|><|call|><|return|><|channel|><|end|>"
+TOKENIZER_SAMPLE = "Harmony check: the quick brown fox, 2 + 2 = 4; naïve café 東京 🙂"
+
+LogitsProcessor = Callable[[Any, Any], Any]
+"""``(input_ids, scores) -> scores``, as llama-cpp-python calls it."""
+
+
+LLAMA_LOG: deque[str] = deque(maxlen=200)
+"""The latest lines llama.cpp logged; shown in debug views and used to explain load failures."""
+_log_callback: Any = None
+
+
+def _capture_llama_log(llama_cpp: Any) -> None:
+    """Route llama.cpp's log into :data:`LLAMA_LOG` instead of the terminal (installed once)."""
+    global _log_callback
+    if _log_callback is not None:
+        return
+
+    @llama_cpp.llama_log_callback  # type: ignore[untyped-decorator]
+    def callback(level: int, text: bytes, user_data: Any) -> None:
+        LLAMA_LOG.append(text.decode("utf-8", errors="replace"))
+
+    _log_callback = callback
+    llama_cpp.llama_log_set(callback, ctypes.c_void_p(0))
+
+
+def _last_error_line() -> str:
+    lines = [line.strip() for line in LLAMA_LOG if line.strip()]
+    return lines[-1] if lines else "no details"
+
+
+def _counting_llama(llama_class: type) -> type:
+    """Subclass ``Llama`` so the backend can see how many prompt tokens each call evaluates."""
+
+    class CountingLlama(llama_class):  # type: ignore[valid-type,misc]
+        evaluated = 0
+
+        def eval(self, tokens: Sequence[int]) -> None:
+            self.evaluated += len(tokens)
+            super().eval(tokens)
+
+    return CountingLlama
+
+
+class LlamaCppBackend(ModelBackend):
+    """Runs a gpt-oss GGUF with llama-cpp-python.
+
+    Args:
+        model_path: the GGUF file.
+        context_size: ``n_ctx``.
+        gpu_layers: layers to offload (-1 for all).
+        threads: CPU threads (None: llama.cpp's default).
+        flash_attn: use flash attention.
+        logits_processor: optional ``(input_ids, scores) -> scores`` hook (constrained decoding,
+            tests that force tokens).
+    """
+
+    name = "llama.cpp"
+
+    def __init__(
+        self,
+        model_path: Path,
+        *,
+        context_size: int = 16384,
+        gpu_layers: int = 0,
+        threads: int | None = None,
+        flash_attn: bool = False,
+        logits_processor: LogitsProcessor | None = None,
+    ) -> None:
+        super().__init__()
+        self.model_path = Path(model_path)
+        self.context_size = context_size
+        self.gpu_layers = gpu_layers
+        self.threads = threads
+        self.flash_attn = flash_attn
+        self.logits_processor = logits_processor
+        self._llm: Any = None
+        self._info: ModelInfo | None = None
+
+    @property
+    def info(self) -> ModelInfo:
+        """What the loaded model is."""
+        if self._info is None:
+            raise RuntimeError("the model is not loaded")
+        return self._info
+
+    @property
+    def llama(self) -> Any:
+        """The underlying ``llama_cpp.Llama`` (for benchmarks and checks)."""
+        return self._llm
+
+    def load(self) -> ModelInfo:
+        """Load the GGUF after checking it is a gpt-oss model whose tokens agree with harmony's."""
+        architecture = check_gguf_file(self.model_path)
+        if architecture != GPT_OSS_ARCHITECTURE:
+            raise ModelError(
+                f"{self.model_path} is a GGUF of architecture {architecture!r}, not gpt-oss; "
+                "harmony-chat runs gpt-oss-20b and gpt-oss-120b"
+            )
+        try:
+            import llama_cpp
+        except ImportError as error:
+            raise ModelError(f"llama-cpp-python is not installed ({error})") from error
+        _capture_llama_log(llama_cpp)
+        try:
+            self._llm = _counting_llama(llama_cpp.Llama)(
+                model_path=str(self.model_path),
+                n_ctx=self.context_size,
+                n_gpu_layers=self.gpu_layers,
+                n_threads=self.threads,
+                flash_attn=self.flash_attn,
+                verbose=False,
+            )
+        except (ValueError, RuntimeError, OSError) as error:
+            raise ModelError(
+                f"llama.cpp could not load {self.model_path.name}: {error} ({_last_error_line()})"
+            ) from error
+        self._check_vocabulary()
+        offload = bool(llama_cpp.llama_supports_gpu_offload()) and self.gpu_layers != 0
+        self._info = ModelInfo(
+            name=self._llm.metadata.get("general.name") or self.model_path.stem,
+            backend=self.name,
+            context_size=self._llm.n_ctx(),
+            gpu_layers=self.gpu_layers,
+            gpu_offload=offload,
+            path=str(self.model_path),
+        )
+        return self._info
+
+    def _check_vocabulary(self) -> None:
+        """Refuse a model whose special tokens or tokenizer disagree with harmony's."""
+        from harmony_chat.harmony.vocab import load_encoding
+
+        specials = self._llm.detokenize(SPECIAL_CHECK_IDS, special=True)
+        expected = load_encoding(self.model_path).encode(TOKENIZER_SAMPLE)
+        actual = self._llm.tokenize(TOKENIZER_SAMPLE.encode(), add_bos=False, special=False)
+        if specials != SPECIAL_CHECK_TEXT or list(actual) != list(expected):
+            self.close()
+            raise ModelError(
+                f"{self.model_path.name} does not use harmony's o200k_harmony token ids; "
+                "it is not a gpt-oss model harmony-chat can drive"
+            )
+
+    def generate(
+        self,
+        prompt: Sequence[int],
+        sampling: SamplingParams,
+        stop_ids: Collection[int],
+        should_stop: Callable[[], bool],
+    ) -> Iterator[int]:
+        """Yield token ids from llama.cpp, reusing the KV cache for the shared prompt prefix."""
+        llm = self._llm
+        if llm is None:
+            raise RuntimeError("the model is not loaded")
+        if sampling.seed is not None:
+            llm.set_seed(sampling.seed)
+        stats = self.last_stats = GenerationStats(prompt_tokens=len(prompt))
+        llm.evaluated = 0
+        processors = [self.logits_processor] if self.logits_processor is not None else None
+        stream = llm.generate(
+            list(prompt),
+            temp=sampling.temperature,
+            top_p=sampling.top_p,
+            top_k=sampling.top_k,
+            min_p=sampling.min_p,
+            repeat_penalty=1.0,
+            logits_processor=processors,
+        )
+        started = time.perf_counter()
+        first = last = started
+        try:
+            while stats.generated_tokens < sampling.max_tokens and not should_stop():
+                token = next(stream)
+                last = time.perf_counter()
+                if stats.generated_tokens == 0:
+                    first = last
+                    stats.prompt_tokens_evaluated = llm.evaluated
+                    stats.ttft_s = first - started
+                stats.generated_tokens += 1
+                stats.decode_s = last - first
+                yield token
+                if token in stop_ids:
+                    break
+        finally:
+            stream.close()
+
+    def close(self) -> None:
+        """Free the llama.cpp model and context."""
+        if self._llm is not None:
+            self._llm.close()
+            self._llm = None

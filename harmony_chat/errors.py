@@ -1,0 +1,36 @@
+"""Errors that reach the user as one clear line instead of a traceback."""
+
+from __future__ import annotations
+
+
+class HarmonyChatError(Exception):
+    """Base class for every error the user should see as a single line.
+
+    The message must say what went wrong and, where possible, what to do.
+    """
+
+    exit_code: int = 1
+
+
+class VocabularyError(HarmonyChatError):
+    """The o200k vocabulary that openai-harmony needs could not be found."""
+
+
+class ModelError(HarmonyChatError):
+    """A model file is missing, unreadable, not a GGUF or not gpt-oss."""
+
+
+class ContextOverflowError(HarmonyChatError):
+    """The prompt plus the tokens to generate do not fit in the context."""
+
+
+class ConversationFileError(HarmonyChatError):
+    """A saved conversation could not be read or written."""
+
+
+class ReplayError(HarmonyChatError):
+    """A replay recording could not be read."""
+
+
+class DownloadError(HarmonyChatError):
+    """A model could not be downloaded from the Hugging Face Hub."""

@@ -1,0 +1,1 @@
+"""The harmony engine: vocabulary, session manager and stream decoder. No UI imports here."""

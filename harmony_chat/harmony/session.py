@@ -1,0 +1,310 @@
+"""The session manager: one harmony conversation, rendered to token ids for each turn.
+
+A :class:`ChatSession` keeps the history (user, assistant and tool messages) and rebuilds the
+system and developer messages for every prompt, so reasoning effort can change on any turn while
+the conversation date stays pinned. Rendering applies the chain-of-thought policy from the
+gpt-oss guidance and the context budget; harmony's own ``auto_drop_analysis`` is switched off.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from openai_harmony import (
+    Author,
+    Conversation,
+    DeveloperContent,
+    HarmonyEncoding,
+    Message,
+    ReasoningEffort,
+    RenderConversationConfig,
+    Role,
+    SystemContent,
+    ToolDescription,
+)
+from pydantic import ValidationError
+
+from harmony_chat.errors import ContextOverflowError, ConversationFileError
+from harmony_chat.harmony.header import addresses_tool
+
+Effort = Literal["low", "medium", "high"]
+EFFORTS: tuple[Effort, ...] = ("low", "medium", "high")
+"""Reasoning efforts, in the order a key cycles through them."""
+OverflowPolicy = Literal["evict", "refuse"]
+
+_EFFORT_TO_HARMONY = {"low": ReasoningEffort.LOW, "medium": ReasoningEffort.MEDIUM, "high": ReasoningEffort.HIGH}
+_NO_DROP = RenderConversationConfig(auto_drop_analysis=False)
+
+
+def parse_effort(value: str) -> Effort:
+    """Return ``value`` as an effort, or raise ValueError naming the valid ones."""
+    lowered = value.strip().lower()
+    for effort in EFFORTS:
+        if lowered == effort:
+            return effort
+    raise ValueError(f"unknown reasoning effort {value!r} (choose low, medium or high)")
+
+
+def next_effort(effort: Effort) -> Effort:
+    """Return the effort after ``effort`` in the cycle low -> medium -> high -> low."""
+    return EFFORTS[(EFFORTS.index(effort) + 1) % len(EFFORTS)]
+
+
+@dataclass(frozen=True, slots=True)
+class ResponseFormat:
+    """A structured-output format announced in the developer message."""
+
+    name: str
+    schema: dict[str, object]
+    description: str = ""
+
+    def render(self) -> str:
+        """Return the ``## name`` section of the developer message's ``# Response Formats``."""
+        comment = f"// {self.description}\n" if self.description else ""
+        return f"## {self.name}\n\n{comment}{json.dumps(self.schema, separators=(',', ':'))}"
+
+
+@dataclass(frozen=True, slots=True)
+class RenderedPrompt:
+    """The token ids of one prompt and what went into them."""
+
+    tokens: list[int]
+    effort: Effort
+    evicted_turns: int
+    """How many of the oldest turns were left out to fit the context."""
+
+
+@dataclass(slots=True)
+class TurnRecord:
+    """What is known about one assistant turn besides its messages."""
+
+    effort: Effort
+    stop_reason: str
+    truncated: bool = False
+    stats: dict[str, float | int] = field(default_factory=dict)
+
+
+def _is_dropped_analysis(message: Message) -> bool:
+    return (
+        message.author.role == Role.ASSISTANT
+        and message.channel == "analysis"
+        and not addresses_tool(message.recipient)
+    )
+
+
+def visible_history(messages: Sequence[Message]) -> list[int]:
+    """Return the indices of the history messages a new prompt shows (the CoT policy).
+
+    Once a turn has ended in a ``final`` message its analysis is dropped from every later prompt;
+    while a turn is inside a tool loop (no final since its user message), its analysis, tool calls
+    and tool results stay. A turn that ended without a final (stopped, cut off) and was followed
+    by a new user message also loses its analysis. Tool calls are never dropped, also when they
+    go to the analysis channel (built-in tools), so every tool result keeps its call.
+    """
+    cut = -1
+    for index, message in enumerate(messages):
+        role = message.author.role
+        if role == Role.USER or (role == Role.ASSISTANT and message.channel == "final"):
+            cut = index
+    return [i for i, message in enumerate(messages) if i >= cut or not _is_dropped_analysis(message)]
+
+
+class ChatSession:
+    """A harmony conversation and the rules that turn it into prompts.
+
+    Args:
+        encoding: the harmony encoding.
+        effort: the reasoning effort of the next turn.
+        instructions: the user's instructions (the developer message).
+        functions: function tools, announced in the developer message.
+        response_formats: structured-output formats, announced in the developer message.
+        start_date: the conversation date; pinned (default: today) so the prefix stays stable.
+        context_size: the model's context in tokens; None disables the budget.
+        overflow: ``evict`` the oldest whole turns, or ``refuse``, when a prompt does not fit.
+    """
+
+    def __init__(
+        self,
+        encoding: HarmonyEncoding,
+        *,
+        effort: Effort = "medium",
+        instructions: str | None = None,
+        functions: Iterable[ToolDescription] = (),
+        response_formats: Iterable[ResponseFormat] = (),
+        start_date: str | None = None,
+        context_size: int | None = None,
+        overflow: OverflowPolicy = "evict",
+    ) -> None:
+        self.encoding = encoding
+        self.effort: Effort = effort
+        self.instructions = instructions
+        self.functions = list(functions)
+        self.response_formats = list(response_formats)
+        self.start_date = start_date or dt.date.today().isoformat()
+        self.context_size = context_size
+        self.overflow: OverflowPolicy = overflow
+        self.history: list[Message] = []
+        self.turns: list[TurnRecord] = []
+        self._first_kept = 0
+
+    @property
+    def function_names(self) -> list[str]:
+        """Names of the declared function tools."""
+        return [tool.name for tool in self.functions]
+
+    def system_message(self, effort: Effort | None = None) -> Message:
+        """Return the system message for a turn at ``effort`` (default: the session's)."""
+        content = (
+            SystemContent.new()
+            .with_reasoning_effort(_EFFORT_TO_HARMONY[effort or self.effort])
+            .with_conversation_start_date(self.start_date)
+        )
+        return Message.from_role_and_content(Role.SYSTEM, content)
+
+    def developer_message(self) -> Message | None:
+        """Return the developer message, or None when there is nothing to put in it."""
+        instructions = self.instructions or ""
+        if self.response_formats:
+            sections = "\n\n".join(fmt.render() for fmt in self.response_formats)
+            formats = f"# Response Formats\n\n{sections}"
+            instructions = f"{instructions}\n\n{formats}" if instructions else formats
+        if not instructions and not self.functions:
+            return None
+        content = DeveloperContent.new()
+        if instructions:
+            content = content.with_instructions(instructions)
+        if self.functions:
+            content = content.with_function_tools(self.functions)
+        return Message.from_role_and_content(Role.DEVELOPER, content)
+
+    # -- history ---------------------------------------------------------------------------
+
+    def add_user(self, text: str) -> None:
+        """Append a user message."""
+        self.history.append(Message.from_role_and_content(Role.USER, text))
+
+    def add_tool_result(self, recipient: str, output: str, channel: str | None = "commentary") -> None:
+        """Append the output of a tool call, addressed back to the assistant."""
+        message = Message.from_author_and_content(Author.new(Role.TOOL, recipient), output)
+        self.history.append(message.with_recipient("assistant").with_channel(channel or "commentary"))
+
+    def add_assistant_turn(self, messages: Iterable[Message], record: TurnRecord) -> None:
+        """Append what the assistant generated in one turn and what is known about it."""
+        self.history.extend(messages)
+        self.turns.append(record)
+
+    def pending_tool_call(self) -> Message | None:
+        """Return the last message if it is a tool call still waiting for its result."""
+        if self.history and self.history[-1].author.role == Role.ASSISTANT:
+            last = self.history[-1]
+            return last if addresses_tool(last.recipient) else None
+        return None
+
+    # -- rendering -------------------------------------------------------------------------
+
+    def _turn_starts(self, indices: Sequence[int]) -> list[int]:
+        return [pos for pos, i in enumerate(indices) if self.history[i].author.role == Role.USER]
+
+    def render_messages(self, messages: Sequence[Message], effort: Effort | None = None) -> list[int]:
+        """Render system, developer and ``messages`` for the assistant's next completion."""
+        prefix = [self.system_message(effort)]
+        if (developer := self.developer_message()) is not None:
+            prefix.append(developer)
+        conversation = Conversation.from_messages([*prefix, *messages])
+        return self.encoding.render_conversation_for_completion(conversation, Role.ASSISTANT, _NO_DROP)
+
+    def render(self, effort: Effort | None = None, max_new_tokens: int = 0) -> RenderedPrompt:
+        """Render the next prompt, applying the CoT policy and the context budget.
+
+        Raises:
+            ContextOverflowError: when the prompt cannot fit (policy ``refuse``, or the newest
+                turn alone is too long).
+        """
+        effort = effort or self.effort
+        indices = visible_history(self.history)
+        starts = self._turn_starts(indices)
+        first = max((pos for pos in starts if indices[pos] <= self._first_kept), default=0)
+        while True:
+            messages = [self.history[i] for i in indices[first:]]
+            tokens = self.render_messages(messages, effort)
+            if self.context_size is None or len(tokens) + max_new_tokens <= self.context_size:
+                break
+            later = [pos for pos in starts if pos > first]
+            if self.overflow == "refuse" or not later:
+                raise ContextOverflowError(
+                    f"the prompt needs {len(tokens)} tokens plus {max_new_tokens} to generate, "
+                    f"but the context holds {self.context_size}; "
+                    + ("start a new chat or raise --ctx" if later else "shorten the message or raise --ctx")
+                )
+            first = later[0]
+        if indices and first < len(indices):
+            self._first_kept = indices[first]
+        evicted = sum(1 for pos in starts if pos < first)
+        return RenderedPrompt(tokens, effort, evicted)
+
+    # -- persistence -----------------------------------------------------------------------
+
+    def to_conversation(self) -> Conversation:
+        """Return the conversation as harmony stores it (completed turns' analysis dropped)."""
+        prefix = [self.system_message()]
+        if (developer := self.developer_message()) is not None:
+            prefix.append(developer)
+        kept = [self.history[i] for i in visible_history(self.history)]
+        return Conversation.from_messages([*prefix, *kept])
+
+    def save(self, path: Path) -> None:
+        """Write the conversation as openai-harmony's Conversation JSON.
+
+        Raises:
+            ConversationFileError: if the file cannot be written.
+        """
+        try:
+            path.write_text(self.to_conversation().to_json(), encoding="utf-8")
+        except OSError as error:
+            raise ConversationFileError(f"cannot write conversation {path}: {error.strerror}") from error
+
+    @classmethod
+    def load(cls, encoding: HarmonyEncoding, path: Path, **options: object) -> ChatSession:
+        """Read a Conversation JSON file into a new session.
+
+        The system message gives the pinned date and effort, the developer message the
+        instructions and function tools; explicit ``options`` win over both.
+
+        Raises:
+            ConversationFileError: if the file is missing or is not a harmony conversation.
+        """
+        try:
+            conversation = Conversation.from_json(path.read_text(encoding="utf-8"))
+        except OSError as error:
+            raise ConversationFileError(f"cannot read conversation {path}: {error.strerror}") from error
+        except (ValueError, ValidationError, KeyError, TypeError) as error:
+            first_line = str(error).splitlines()[0] if str(error) else type(error).__name__
+            raise ConversationFileError(f"{path} is not a harmony conversation: {first_line}") from error
+        return cls.from_conversation(encoding, conversation, **options)
+
+    @classmethod
+    def from_conversation(cls, encoding: HarmonyEncoding, conversation: Conversation, **options: object) -> ChatSession:
+        """Build a session from a harmony Conversation (see :meth:`load`)."""
+        settings: dict[str, object] = {}
+        history: list[Message] = []
+        for message in conversation.messages:
+            content = message.content[0] if message.content else None
+            if message.author.role == Role.SYSTEM and isinstance(content, SystemContent):
+                settings["start_date"] = content.conversation_start_date
+                if content.reasoning_effort is not None:
+                    settings["effort"] = parse_effort(content.reasoning_effort.value)
+            elif message.author.role == Role.DEVELOPER and isinstance(content, DeveloperContent):
+                settings["instructions"] = content.instructions
+                namespace = (content.tools or {}).get("functions")
+                settings["functions"] = list(namespace.tools) if namespace else []
+            else:
+                history.append(message)
+        settings.update({key: value for key, value in options.items() if value is not None})
+        session = cls(encoding, **settings)  # type: ignore[arg-type]
+        session.history = history
+        return session
