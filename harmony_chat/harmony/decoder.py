@@ -290,8 +290,7 @@ class StreamDecoder:
             assert self._recipient is not None
             name = tool_name(self._recipient, self._functions)
             events.append(ToolCall(self._recipient, name, full, self._channel, self._content_type))
-            if end_token is not None:
-                self._end_turn(StopReason.CALL, events)
+            self._end_turn(StopReason.CALL, events)
         elif end_token == tk.RETURN or end_token == tk.CALL:
             self._end_turn(StopReason.RETURN if end_token == tk.RETURN else StopReason.CALL, events)
         elif end_token == tk.END and self._channel == "final" and self._stop_on_final:

@@ -1,0 +1,261 @@
+"""``harmony-chat ask``: one turn from the command line, scriptable.
+
+stdout carries the final channel only (or raw tokens with ``--raw``, or JSON Lines with
+``--json``); preambles, tool calls and notices go to stderr; analysis is never printed unless
+``--show-reasoning`` asks for it, labelled, on stderr.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import sys
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from types import FrameType
+from typing import IO
+
+from harmony_chat.backends.base import ModelBackend, SamplingParams
+from harmony_chat.backends.replay import RecordingBackend, ReplayBackend
+from harmony_chat.backends.sources import resolve_model
+from harmony_chat.errors import HarmonyChatError, ModelError
+from harmony_chat.harmony.events import (
+    ContentDelta,
+    MessageFinished,
+    MessageStarted,
+    RawToken,
+    Recovery,
+    ToolCall,
+    TurnFinished,
+)
+from harmony_chat.harmony.session import ChatSession, Effort
+from harmony_chat.harmony.turn import PromptReady, TurnEvent, TurnOptions, TurnStats, run_turn
+
+
+class UsageProblem(HarmonyChatError):
+    """The options given to ``ask`` do not make sense together."""
+
+    exit_code = 2
+
+
+@dataclass(slots=True)
+class AskRequest:
+    """Everything ``ask`` was told on the command line."""
+
+    prompt: str | None = None
+    model: Path | None = None
+    hf_repo: str | None = None
+    hf_file: str | None = None
+    replay: Path | None = None
+    record: Path | None = None
+    effort: Effort | None = None
+    instructions: str | None = None
+    max_tokens: int = 4096
+    temperature: float = 1.0
+    seed: int | None = None
+    ctx: int = 16384
+    gpu_layers: int = 0
+    conversation: Path | None = None
+    save_conversation: Path | None = None
+    show_prompt: bool = False
+    show_reasoning: bool = False
+    raw: bool = False
+    json: bool = False
+
+
+def make_backend(request: AskRequest) -> tuple[ModelBackend, Path | None]:
+    """Build (not load) the backend the request names; return it with the GGUF path, if any."""
+    model_path = resolve_model(request.model, request.hf_repo, request.hf_file)
+    backend: ModelBackend
+    if request.replay is not None:
+        if model_path is not None:
+            raise UsageProblem("give either a model or --replay, not both")
+        backend = ReplayBackend(request.replay, context_size=request.ctx)
+    elif model_path is not None:
+        from harmony_chat.backends.llama_cpp import LlamaCppBackend
+
+        backend = LlamaCppBackend(model_path, context_size=request.ctx, gpu_layers=request.gpu_layers)
+    else:
+        raise ModelError("no model: pass --model PATH, --hf-repo REPO --hf-file FILE, or --replay FILE")
+    if request.record is not None:
+        backend = RecordingBackend(backend, request.record)
+    return backend, model_path
+
+
+def build_session(request: AskRequest, model_path: Path | None, context_size: int) -> ChatSession:
+    """Create the session (from ``--conversation`` when given) and add the user's prompt."""
+    from harmony_chat.harmony.vocab import load_encoding
+
+    encoding = load_encoding(model_path)
+    if request.conversation is not None:
+        session = ChatSession.load(
+            encoding,
+            request.conversation,
+            effort=request.effort,
+            instructions=request.instructions,
+            context_size=context_size,
+        )
+    else:
+        session = ChatSession(
+            encoding, effort=request.effort or "medium", instructions=request.instructions, context_size=context_size
+        )
+    prompt = request.prompt
+    if prompt == "-":
+        prompt = sys.stdin.read()
+    if prompt is not None:
+        if not prompt.strip():
+            raise UsageProblem("the prompt is empty")
+        session.add_user(prompt)
+    elif request.conversation is None:
+        raise UsageProblem("give a PROMPT (or - to read stdin), or --conversation FILE to continue one")
+    elif not session.history or session.history[-1].channel == "final":
+        raise UsageProblem("the conversation ends with an answer; give a PROMPT to continue it")
+    return session
+
+
+class _Printer:
+    """Writes turn events to stdout and stderr in the mode ``ask`` was given."""
+
+    def __init__(self, request: AskRequest, out: IO[str], err: IO[str], session: ChatSession) -> None:
+        self.request = request
+        self.out = out
+        self.err = err
+        self.session = session
+        self._wrote_final = ""
+        self._stderr_open = False
+
+    def _note(self, text: str) -> None:
+        self._end_stderr_line()
+        print(text, file=self.err, flush=True)
+
+    def _end_stderr_line(self) -> None:
+        if self._stderr_open:
+            print(file=self.err, flush=True)
+            self._stderr_open = False
+
+    def _visible_on_stderr(self, channel: str | None, recipient: str | None) -> bool:
+        preamble = channel == "commentary" and not recipient
+        return preamble or (self.request.show_reasoning and channel == "analysis" and not recipient)
+
+    def handle(self, event: TurnEvent) -> None:
+        """Print one event."""
+        if isinstance(event, PromptReady):
+            if self.request.show_prompt:
+                self._note("[prompt] " + self.session.encoding.decode(event.prompt.tokens))
+        elif isinstance(event, TurnStats):
+            if self.request.json:
+                self._json(event)
+            self._finish(event)
+        elif self.request.json:
+            self._json(event)
+        elif self.request.raw:
+            if isinstance(event, RawToken):
+                self.out.write(event.text)
+                self.out.flush()
+        elif isinstance(event, ContentDelta):
+            if event.channel == "final" and not event.recipient:
+                self.out.write(event.text)
+                self.out.flush()
+                self._wrote_final = event.text
+            elif self._visible_on_stderr(event.channel, event.recipient):
+                self.err.write(event.text)
+                self.err.flush()
+        elif isinstance(event, MessageStarted):
+            if self._visible_on_stderr(event.channel, event.recipient):
+                label = "[preamble] " if event.channel == "commentary" else "[reasoning] "
+                self._end_stderr_line()
+                self.err.write(label)
+                self._stderr_open = True
+        elif isinstance(event, MessageFinished):
+            self._end_stderr_line()
+        elif isinstance(event, ToolCall):
+            self._note(f"[tool call] {event.name} {event.arguments}")
+        elif isinstance(event, Recovery):
+            self._note(f"[recovered] {event.kind}: {event.detail}")
+
+    def _json(self, event: TurnEvent) -> None:
+        payload: dict[str, object]
+        if isinstance(event, TurnStats):
+            payload = event.as_dict()
+        elif isinstance(event, RawToken):
+            payload = {"type": "token", "id": event.token_id, "text": event.text, "special": event.special,
+                       "channel": event.channel}
+        elif isinstance(event, MessageStarted):
+            payload = {"type": "message_started", "channel": event.channel, "recipient": event.recipient,
+                       "content_type": event.content_type}
+        elif isinstance(event, ContentDelta):
+            payload = {"type": "delta", "channel": event.channel, "text": event.text, "recipient": event.recipient}
+        elif isinstance(event, MessageFinished):
+            payload = {"type": "message_finished", "channel": event.channel, "text": event.text,
+                       "end_token": event.end_token, "truncated": event.truncated}
+        elif isinstance(event, ToolCall):
+            payload = {"type": "tool_call", "name": event.name, "recipient": event.recipient,
+                       "arguments": event.arguments, "channel": event.channel, "content_type": event.content_type}
+        elif isinstance(event, Recovery):
+            payload = {"type": "recovery", "kind": event.kind, "detail": event.detail}
+        elif isinstance(event, TurnFinished):
+            payload = {"type": "turn_finished", "reason": event.reason.value, "truncated": event.truncated}
+        else:
+            return
+        if not self.request.show_reasoning and payload.get("channel") == "analysis" and payload["type"] in (
+            "delta", "message_finished"
+        ):
+            payload.pop("text", None)
+        print(json.dumps(payload, ensure_ascii=False), file=self.out, flush=True)
+
+    def _finish(self, event: TurnStats) -> None:
+        if not self.request.json:
+            if self.request.raw or (self._wrote_final and not self._wrote_final.endswith("\n")):
+                print(file=self.out, flush=True)
+            self._end_stderr_line()
+        if event.truncated or event.reason.value == "length":
+            self._note(f"[stopped] the answer was cut off at --max-tokens {self.request.max_tokens}")
+        elif event.reason.value == "cancelled":
+            self._note("[stopped] generation was interrupted")
+        elif event.reason.value == "call" and not self.request.json:
+            self._note("[waiting] add the tool result to the saved conversation and continue with --conversation")
+        if event.evicted_turns:
+            self._note(f"[context] left out the {event.evicted_turns} oldest turns to fit the context")
+
+
+def _stop_on_interrupt(stop: threading.Event) -> None:
+    """First Ctrl-C stops generation gracefully; a second one interrupts for real."""
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        if stop.is_set():
+            raise KeyboardInterrupt
+        stop.set()
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, handler)
+
+
+def run_ask(request: AskRequest, out: IO[str] | None = None, err: IO[str] | None = None) -> int:
+    """Run one turn as ``ask`` does and return the exit code.
+
+    Raises:
+        HarmonyChatError: for every problem the user must fix (printed as one line by the CLI).
+    """
+    out = out or sys.stdout
+    err = err or sys.stderr
+    if request.raw and request.json:
+        raise UsageProblem("--raw and --json do not go together")
+    backend, model_path = make_backend(request)
+    info = backend.load()
+    try:
+        session = build_session(request, model_path, info.context_size)
+        stop = threading.Event()
+        _stop_on_interrupt(stop)
+        options = TurnOptions(
+            sampling=SamplingParams(temperature=request.temperature, seed=request.seed, max_tokens=request.max_tokens),
+            effort=request.effort,
+        )
+        printer = _Printer(request, out, err, session)
+        for event in run_turn(session, backend, options, should_stop=stop.is_set):
+            printer.handle(event)
+        if request.save_conversation is not None:
+            session.save(request.save_conversation)
+    finally:
+        backend.close()
+    return 0

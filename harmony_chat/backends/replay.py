@@ -1,0 +1,204 @@
+"""Replay and record generated token streams, for tests, demos, screenshots and bug reports.
+
+A recording is either a ``.txt`` file of harmony text with special tokens written literally
+(``<|channel|>final<|message|>Hi<|return|>``; turns separated by a line holding only
+``=====``), or a ``.json`` list of token ids (a list of such lists for several turns).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Collection, Iterator, Sequence
+from pathlib import Path
+
+from harmony_chat.backends.base import GenerationStats, ModelBackend, ModelInfo, SamplingParams
+from harmony_chat.errors import ReplayError
+from harmony_chat.harmony import tokens as tk
+
+TURN_SEPARATOR = "\n=====\n"
+"""Separates turns in a ``.txt`` recording."""
+
+
+def _common_prefix(left: Sequence[int], right: Sequence[int]) -> int:
+    count = 0
+    for a, b in zip(left, right, strict=False):
+        if a != b:
+            break
+        count += 1
+    return count
+
+
+def read_recording(path: Path) -> list[list[int]]:
+    """Read the turns of a recording.
+
+    Raises:
+        ReplayError: if the file is missing, unreadable or malformed.
+    """
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise ReplayError(f"cannot read replay file {path}: {error}") from error
+    if path.suffix == ".json":
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as error:
+            raise ReplayError(f"{path} is not valid JSON: {error.msg} at line {error.lineno}") from error
+        turns = data if data and all(isinstance(item, list) for item in data) else [data]
+        for turn in turns:
+            if not isinstance(turn, list) or not all(isinstance(t, int) and tk.is_valid(t) for t in turn):
+                raise ReplayError(f"{path} must hold a list of token ids (0..{tk.VOCAB_SIZE - 1}) per turn")
+        return turns
+    from harmony_chat.harmony.vocab import load_encoding
+
+    encoding = load_encoding()
+    return [
+        encoding.encode(chunk.strip("\n"), allowed_special="all")
+        for chunk in text.split(TURN_SEPARATOR)
+        if chunk.strip()
+    ]
+
+
+def write_recording(path: Path, turns: Sequence[Sequence[int]]) -> None:
+    """Write ``turns`` as a ``.json`` or ``.txt`` recording (chosen by the suffix)."""
+    if path.suffix == ".json":
+        data: object = list(turns[0]) if len(turns) == 1 else [list(turn) for turn in turns]
+        path.write_text(json.dumps(data) + "\n", encoding="utf-8")
+        return
+    from harmony_chat.harmony.vocab import load_encoding
+
+    encoding = load_encoding()
+    path.write_text(TURN_SEPARATOR.join(encoding.decode(list(turn)) for turn in turns) + "\n", encoding="utf-8")
+
+
+class ReplayBackend(ModelBackend):
+    """Plays back recorded turns, one per ``generate`` call (cycling), as if a model produced them.
+
+    It mimics a KV cache so that reuse figures look like a real backend's.
+
+    Args:
+        path: the recording (or give ``turns`` directly).
+        turns: recorded token ids per turn.
+        delay_s: pause before each token, to look like a live model.
+        context_size: the context size to report.
+        name: the model name to report.
+    """
+
+    name = "replay"
+
+    def __init__(
+        self,
+        path: Path | None = None,
+        *,
+        turns: Sequence[Sequence[int]] | None = None,
+        delay_s: float = 0.0,
+        context_size: int = 131072,
+        name: str | None = None,
+    ) -> None:
+        super().__init__()
+        self.path = path
+        self._turns = [list(turn) for turn in turns] if turns is not None else []
+        self.delay_s = delay_s
+        self._context_size = context_size
+        self._name = name or (path.stem if path else "replay")
+        self._next_turn = 0
+        self._cached: list[int] = []
+        self._info: ModelInfo | None = None
+
+    @property
+    def info(self) -> ModelInfo:
+        """What the replayed 'model' is."""
+        if self._info is None:
+            raise RuntimeError("the recording is not loaded")
+        return self._info
+
+    def load(self) -> ModelInfo:
+        """Read the recording."""
+        if self.path is not None:
+            self._turns = read_recording(self.path)
+        if not self._turns:
+            raise ReplayError(f"{self.path or 'the recording'} holds no turns")
+        self._info = ModelInfo(
+            name=self._name,
+            backend=self.name,
+            context_size=self._context_size,
+            path=str(self.path) if self.path else None,
+        )
+        return self._info
+
+    def generate(
+        self,
+        prompt: Sequence[int],
+        sampling: SamplingParams,
+        stop_ids: Collection[int],
+        should_stop: Callable[[], bool],
+    ) -> Iterator[int]:
+        """Yield the next recorded turn's token ids."""
+        turn = self._turns[self._next_turn % len(self._turns)]
+        self._next_turn += 1
+        reused = min(_common_prefix(self._cached, prompt), max(len(prompt) - 1, 0))
+        stats = self.last_stats = GenerationStats(prompt_tokens=len(prompt), prompt_tokens_evaluated=len(prompt) - reused)
+        self._cached = list(prompt)
+        started = time.perf_counter()
+        first = started
+        for token in turn:
+            if stats.generated_tokens >= sampling.max_tokens or should_stop():
+                break
+            if self.delay_s:
+                time.sleep(self.delay_s)
+            now = time.perf_counter()
+            if stats.generated_tokens == 0:
+                first = now
+                stats.ttft_s = now - started
+            stats.generated_tokens += 1
+            stats.decode_s = now - first
+            if token in stop_ids:
+                yield token
+                break
+            self._cached.append(token)
+            yield token
+
+
+class RecordingBackend(ModelBackend):
+    """Wraps another backend and writes every turn it generates to a recording file."""
+
+    def __init__(self, inner: ModelBackend, path: Path) -> None:
+        super().__init__()
+        self.inner = inner
+        self.path = path
+        self.name = inner.name
+        self._turns: list[list[int]] = []
+
+    @property
+    def info(self) -> ModelInfo:
+        """The wrapped backend's model."""
+        return self.inner.info
+
+    def load(self) -> ModelInfo:
+        """Load the wrapped backend."""
+        return self.inner.load()
+
+    def generate(
+        self,
+        prompt: Sequence[int],
+        sampling: SamplingParams,
+        stop_ids: Collection[int],
+        should_stop: Callable[[], bool],
+    ) -> Iterator[int]:
+        """Pass tokens through, then append the turn to the recording."""
+        turn: list[int] = []
+        self._turns.append(turn)
+        try:
+            for token in self.inner.generate(prompt, sampling, stop_ids, should_stop):
+                turn.append(token)
+                yield token
+        finally:
+            self.last_stats = self.inner.last_stats
+            try:
+                write_recording(self.path, self._turns)
+            except OSError as error:
+                raise ReplayError(f"cannot write recording {self.path}: {error.strerror}") from error
+
+    def close(self) -> None:
+        """Close the wrapped backend."""
+        self.inner.close()

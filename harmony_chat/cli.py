@@ -1,0 +1,132 @@
+"""The ``harmony-chat`` command line (Typer).
+
+Imports stay light here so ``harmony-chat --help`` is instant: llama.cpp, openai-harmony and
+Textual load only inside the command that needs them.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from typer.exceptions import TyperException
+
+from harmony_chat import __version__
+from harmony_chat.errors import HarmonyChatError
+
+app = typer.Typer(
+    name="harmony-chat",
+    help="Chat with OpenAI's gpt-oss models on a local GGUF, in the harmony format.",
+    add_completion=False,
+    rich_markup_mode=None,
+    pretty_exceptions_enable=False,
+    no_args_is_help=False,
+)
+
+
+def _effort(value: str | None) -> str | None:
+    if value is None:
+        return None
+    from harmony_chat.harmony.session import parse_effort
+
+    try:
+        return parse_effort(value)
+    except ValueError as error:
+        raise typer.BadParameter(str(error)) from error
+
+
+def _version(value: bool) -> None:
+    if value:
+        print(f"harmony-chat {__version__}")
+        raise typer.Exit()
+
+
+ModelOpt = Annotated[Path | None, typer.Option("--model", "-m", help="A gpt-oss GGUF file.")]
+HfRepoOpt = Annotated[str | None, typer.Option("--hf-repo", help="Hugging Face repository to download from.")]
+HfFileOpt = Annotated[str | None, typer.Option("--hf-file", help="File in --hf-repo to download.")]
+ReplayOpt = Annotated[Path | None, typer.Option("--replay", help="Play back a recorded stream (.txt or .json).")]
+EffortOpt = Annotated[
+    str | None, typer.Option("--effort", "-e", callback=_effort, help="Reasoning effort: low, medium or high.")
+]
+CtxOpt = Annotated[int, typer.Option("--ctx", min=256, help="Context size in tokens.")]
+GpuOpt = Annotated[int, typer.Option("--gpu-layers", help="Layers to offload to the GPU (-1: all).")]
+
+
+@app.callback(invoke_without_command=True)
+def root(
+    ctx: typer.Context,
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")
+    ] = False,
+) -> None:
+    """Chat with gpt-oss on a local GGUF. Run a command below; the chat window arrives next."""
+    if ctx.invoked_subcommand is None:
+        print(ctx.get_help())
+
+
+@app.command()
+def ask(
+    prompt: Annotated[str | None, typer.Argument(help="The message; - reads it from stdin.")] = None,
+    model: ModelOpt = None,
+    hf_repo: HfRepoOpt = None,
+    hf_file: HfFileOpt = None,
+    replay: ReplayOpt = None,
+    record: Annotated[Path | None, typer.Option("--record", help="Write the generated tokens here.")] = None,
+    effort: EffortOpt = None,
+    instructions: Annotated[str | None, typer.Option("--instructions", help="Developer instructions.")] = None,
+    max_tokens: Annotated[int, typer.Option("--max-tokens", min=1, help="Most tokens to generate.")] = 4096,
+    temperature: Annotated[float, typer.Option("--temperature", min=0.0, help="Sampling temperature.")] = 1.0,
+    seed: Annotated[int | None, typer.Option("--seed", help="Sampling seed.")] = None,
+    ctx: CtxOpt = 16384,
+    gpu_layers: GpuOpt = 0,
+    conversation: Annotated[
+        Path | None, typer.Option("--conversation", help="A harmony Conversation JSON to continue.")
+    ] = None,
+    save_conversation: Annotated[
+        Path | None, typer.Option("--save-conversation", help="Save the conversation (JSON) after the turn.")
+    ] = None,
+    show_prompt: Annotated[bool, typer.Option("--show-prompt", help="Print the rendered prompt on stderr.")] = False,
+    show_reasoning: Annotated[
+        bool, typer.Option("--show-reasoning", help="Print the raw chain of thought on stderr, labelled.")
+    ] = False,
+    raw: Annotated[bool, typer.Option("--raw", help="Print every generated token, special tokens spelled out.")] = False,
+    json_lines: Annotated[bool, typer.Option("--json", help="Print JSON Lines events; the last line has stats.")] = False,
+) -> None:
+    """Ask one question; the final answer streams to stdout."""
+    from harmony_chat.ask import AskRequest, run_ask
+
+    request = AskRequest(
+        prompt=prompt, model=model, hf_repo=hf_repo, hf_file=hf_file, replay=replay, record=record,
+        effort=effort,  # type: ignore[arg-type]
+        instructions=instructions, max_tokens=max_tokens, temperature=temperature, seed=seed, ctx=ctx,
+        gpu_layers=gpu_layers, conversation=conversation, save_conversation=save_conversation,
+        show_prompt=show_prompt, show_reasoning=show_reasoning, raw=raw, json=json_lines,
+    )
+    raise typer.Exit(run_ask(request))
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the CLI and return its exit code; every expected failure becomes one ``error:`` line."""
+    try:
+        result = app(args=argv, standalone_mode=False, prog_name="harmony-chat")
+    except TyperException as error:
+        print(f"error: {error.format_message()}", file=sys.stderr)
+        return error.exit_code
+    except HarmonyChatError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return error.exit_code
+    except (typer.Abort, KeyboardInterrupt):
+        print("interrupted", file=sys.stderr)
+        return 130
+    except typer.Exit as done:
+        return done.exit_code
+    except BrokenPipeError:
+        return 0
+    return result if isinstance(result, int) else 0
+
+
+def run() -> None:
+    """Console-script entry point."""
+    sys.exit(main())

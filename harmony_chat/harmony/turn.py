@@ -1,0 +1,133 @@
+"""One assistant turn end to end: render the prompt, generate token ids, decode them, record.
+
+Data flows one way: backend token ids -> decoder events -> the caller (``ask`` or the TUI),
+which only ever sees :mod:`~harmony_chat.harmony.events` and a closing :class:`TurnStats`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+from harmony_chat.backends.base import GenerationStats, ModelBackend, SamplingParams
+from harmony_chat.harmony import tokens as tk
+from harmony_chat.harmony.decoder import StreamDecoder
+from harmony_chat.harmony.events import DecoderEvent, Recovery, StopReason
+from harmony_chat.harmony.session import ChatSession, Effort, RenderedPrompt, TurnRecord
+
+
+@dataclass(frozen=True, slots=True)
+class PromptReady:
+    """The prompt is rendered and about to be generated from."""
+
+    prompt: RenderedPrompt
+
+
+@dataclass(frozen=True, slots=True)
+class TurnStats:
+    """The last event of a turn: how it ended and what it cost."""
+
+    reason: StopReason
+    effort: Effort
+    stats: GenerationStats
+    truncated: bool = False
+    recoveries: int = 0
+    evicted_turns: int = 0
+    error: str | None = None
+
+    def as_dict(self) -> dict[str, object]:
+        """Return the figures as a flat dict (the last line of ``ask --json``)."""
+        return {
+            "type": "stats",
+            **self.stats.as_dict(),
+            "stop_reason": self.reason.value,
+            "effort": self.effort,
+            "truncated": self.truncated,
+            "recoveries": self.recoveries,
+            "evicted_turns": self.evicted_turns,
+        }
+
+
+TurnEvent = DecoderEvent | PromptReady | TurnStats
+"""Everything :func:`run_turn` yields."""
+
+
+@dataclass(slots=True)
+class TurnOptions:
+    """How to run a turn."""
+
+    sampling: SamplingParams = field(default_factory=SamplingParams)
+    effort: Effort | None = None
+    """Reasoning effort of this turn (default: the session's)."""
+    stop_on_final: bool = True
+    raw_tokens: bool = True
+
+
+def run_turn(
+    session: ChatSession,
+    backend: ModelBackend,
+    options: TurnOptions | None = None,
+    should_stop: Callable[[], bool] = lambda: False,
+) -> Iterator[TurnEvent]:
+    """Generate one assistant turn and record it in ``session``.
+
+    Yields :class:`PromptReady`, then the decoder's events as tokens arrive, then one
+    :class:`TurnStats`. Whatever was generated is recorded, also when the turn was cancelled or
+    the backend failed (the error is then re-raised after the stats).
+
+    Raises:
+        harmony_chat.errors.ContextOverflowError: when the prompt cannot fit the context.
+    """
+    options = options or TurnOptions()
+    effort = options.effort or session.effort
+    prompt = session.render(effort, max_new_tokens=options.sampling.max_tokens)
+    yield PromptReady(prompt)
+    decoder = StreamDecoder(
+        session.encoding,
+        functions=session.function_names,
+        stop_on_final=options.stop_on_final,
+        raw_tokens=options.raw_tokens,
+    )
+    recoveries = 0
+    generated = 0
+    failure: Exception | None = None
+    stream = backend.generate(prompt.tokens, options.sampling, tk.GENERATION_STOPS, should_stop)
+    try:
+        for token in stream:
+            generated += 1
+            for event in decoder.feed(token):
+                if isinstance(event, Recovery):
+                    recoveries += 1
+                yield event
+            if decoder.finished is not None:
+                break
+    except Exception as error:  # the backend failed mid-stream: keep what we have
+        failure = error
+    finally:
+        stream.close()
+    if decoder.finished is None:
+        if failure is not None:
+            reason = StopReason.ERROR
+        elif should_stop():
+            reason = StopReason.CANCELLED
+        elif generated >= options.sampling.max_tokens:
+            reason = StopReason.LENGTH
+        else:
+            reason = StopReason.RETURN
+        yield from decoder.finish(reason)
+    finished = decoder.finished
+    assert finished is not None
+    stats = backend.last_stats
+    record = TurnRecord(effort, finished.reason.value, finished.truncated, stats.as_dict())
+    session.add_assistant_turn(finished.messages, record)
+    yield TurnStats(
+        finished.reason,
+        effort,
+        stats,
+        finished.truncated,
+        recoveries,
+        prompt.evicted_turns,
+        str(failure) if failure else None,
+    )
+    if failure is not None:
+        raise failure
