@@ -11,6 +11,7 @@ import json
 import signal
 import sys
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
@@ -179,27 +180,49 @@ class _Printer:
         if isinstance(event, TurnStats):
             payload = event.as_dict()
         elif isinstance(event, RawToken):
-            payload = {"type": "token", "id": event.token_id, "text": event.text, "special": event.special,
-                       "channel": event.channel}
+            payload = {
+                "type": "token",
+                "id": event.token_id,
+                "text": event.text,
+                "special": event.special,
+                "channel": event.channel,
+            }
         elif isinstance(event, MessageStarted):
-            payload = {"type": "message_started", "channel": event.channel, "recipient": event.recipient,
-                       "content_type": event.content_type}
+            payload = {
+                "type": "message_started",
+                "channel": event.channel,
+                "recipient": event.recipient,
+                "content_type": event.content_type,
+            }
         elif isinstance(event, ContentDelta):
             payload = {"type": "delta", "channel": event.channel, "text": event.text, "recipient": event.recipient}
         elif isinstance(event, MessageFinished):
-            payload = {"type": "message_finished", "channel": event.channel, "text": event.text,
-                       "end_token": event.end_token, "truncated": event.truncated}
+            payload = {
+                "type": "message_finished",
+                "channel": event.channel,
+                "text": event.text,
+                "end_token": event.end_token,
+                "truncated": event.truncated,
+            }
         elif isinstance(event, ToolCall):
-            payload = {"type": "tool_call", "name": event.name, "recipient": event.recipient,
-                       "arguments": event.arguments, "channel": event.channel, "content_type": event.content_type}
+            payload = {
+                "type": "tool_call",
+                "name": event.name,
+                "recipient": event.recipient,
+                "arguments": event.arguments,
+                "channel": event.channel,
+                "content_type": event.content_type,
+            }
         elif isinstance(event, Recovery):
             payload = {"type": "recovery", "kind": event.kind, "detail": event.detail}
         elif isinstance(event, TurnFinished):
             payload = {"type": "turn_finished", "reason": event.reason.value, "truncated": event.truncated}
         else:
             return
-        if not self.request.show_reasoning and payload.get("channel") == "analysis" and payload["type"] in (
-            "delta", "message_finished"
+        if (
+            not self.request.show_reasoning
+            and payload.get("channel") == "analysis"
+            and payload["type"] in ("delta", "message_finished")
         ):
             payload.pop("text", None)
         print(json.dumps(payload, ensure_ascii=False), file=self.out, flush=True)
@@ -219,16 +242,25 @@ class _Printer:
             self._note(f"[context] left out the {event.evicted_turns} oldest turns to fit the context")
 
 
-def _stop_on_interrupt(stop: threading.Event) -> None:
-    """First Ctrl-C stops generation gracefully; a second one interrupts for real."""
+def _stop_on_interrupt(stop: threading.Event) -> Callable[[], None]:
+    """First Ctrl-C stops generation gracefully; a second one interrupts for real.
+
+    Returns a function that puts the previous handler back.
+    """
 
     def handler(signum: int, frame: FrameType | None) -> None:
         if stop.is_set():
             raise KeyboardInterrupt
         stop.set()
 
-    if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGINT, handler)
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+    previous = signal.signal(signal.SIGINT, handler)
+
+    def restore() -> None:
+        signal.signal(signal.SIGINT, previous)
+
+    return restore
 
 
 def run_ask(request: AskRequest, out: IO[str] | None = None, err: IO[str] | None = None) -> int:
@@ -246,14 +278,17 @@ def run_ask(request: AskRequest, out: IO[str] | None = None, err: IO[str] | None
     try:
         session = build_session(request, model_path, info.context_size)
         stop = threading.Event()
-        _stop_on_interrupt(stop)
+        restore = _stop_on_interrupt(stop)
         options = TurnOptions(
             sampling=SamplingParams(temperature=request.temperature, seed=request.seed, max_tokens=request.max_tokens),
             effort=request.effort,
         )
         printer = _Printer(request, out, err, session)
-        for event in run_turn(session, backend, options, should_stop=stop.is_set):
-            printer.handle(event)
+        try:
+            for event in run_turn(session, backend, options, should_stop=stop.is_set):
+                printer.handle(event)
+        finally:
+            restore()
         if request.save_conversation is not None:
             session.save(request.save_conversation)
     finally:

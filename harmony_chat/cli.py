@@ -91,18 +91,36 @@ def ask(
     show_reasoning: Annotated[
         bool, typer.Option("--show-reasoning", help="Print the raw chain of thought on stderr, labelled.")
     ] = False,
-    raw: Annotated[bool, typer.Option("--raw", help="Print every generated token, special tokens spelled out.")] = False,
-    json_lines: Annotated[bool, typer.Option("--json", help="Print JSON Lines events; the last line has stats.")] = False,
+    raw: Annotated[
+        bool, typer.Option("--raw", help="Print every generated token, special tokens spelled out.")
+    ] = False,
+    json_lines: Annotated[
+        bool, typer.Option("--json", help="Print JSON Lines events; the last line has stats.")
+    ] = False,
 ) -> None:
     """Ask one question; the final answer streams to stdout."""
     from harmony_chat.ask import AskRequest, run_ask
 
     request = AskRequest(
-        prompt=prompt, model=model, hf_repo=hf_repo, hf_file=hf_file, replay=replay, record=record,
+        prompt=prompt,
+        model=model,
+        hf_repo=hf_repo,
+        hf_file=hf_file,
+        replay=replay,
+        record=record,
         effort=effort,  # type: ignore[arg-type]
-        instructions=instructions, max_tokens=max_tokens, temperature=temperature, seed=seed, ctx=ctx,
-        gpu_layers=gpu_layers, conversation=conversation, save_conversation=save_conversation,
-        show_prompt=show_prompt, show_reasoning=show_reasoning, raw=raw, json=json_lines,
+        instructions=instructions,
+        max_tokens=max_tokens,
+        temperature=temperature,
+        seed=seed,
+        ctx=ctx,
+        gpu_layers=gpu_layers,
+        conversation=conversation,
+        save_conversation=save_conversation,
+        show_prompt=show_prompt,
+        show_reasoning=show_reasoning,
+        raw=raw,
+        json=json_lines,
     )
     raise typer.Exit(run_ask(request))
 

@@ -21,7 +21,10 @@ if (SHARED_VOCAB / "o200k_base.tiktoken").is_file():
 def isolated_dirs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """Keep the app's cache, config and data dirs out of the developer's home."""
     root = tmp_path_factory.mktemp("app-dirs")
-    saved = {key: os.environ.get(key) for key in ("HARMONY_CHAT_CACHE_DIR", "HARMONY_CHAT_CONFIG_DIR", "HARMONY_CHAT_DATA_DIR")}
+    saved = {
+        key: os.environ.get(key)
+        for key in ("HARMONY_CHAT_CACHE_DIR", "HARMONY_CHAT_CONFIG_DIR", "HARMONY_CHAT_DATA_DIR")
+    }
     os.environ["HARMONY_CHAT_CACHE_DIR"] = str(root / "cache")
     os.environ["HARMONY_CHAT_CONFIG_DIR"] = str(root / "config")
     os.environ["HARMONY_CHAT_DATA_DIR"] = str(root / "data")
@@ -72,7 +75,7 @@ def tiny_gguf(tmp_path_factory: pytest.TempPathFactory, ranks: list[bytes], merg
 
     shape = GptOssShape()
     path = tmp_path_factory.mktemp("gguf") / "tiny-gpt-oss.gguf"
-    template = (REPO.parent / "shared" / "reference" / "gpt-oss-chat-template.jinja")
+    template = REPO.parent / "shared" / "reference" / "gpt-oss-chat-template.jinja"
     chat_template = template.read_text(encoding="utf-8") if template.is_file() else None
     return write_gpt_oss_gguf(
         path, shape, random_tensors(shape, seed=1), ranks, merges=merges, chat_template=chat_template

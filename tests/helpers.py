@@ -23,7 +23,7 @@ from harmony_chat.harmony.events import (
 
 def ids(encoding: HarmonyEncoding, text: str) -> list[int]:
     """Encode harmony text with special tokens written literally."""
-    return encoding.encode(text, allowed_special="all")
+    return list(encoding.encode(text, allowed_special="all"))
 
 
 @dataclass

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Generator, Sequence
 from dataclasses import dataclass
 
 
@@ -104,9 +104,12 @@ class ModelBackend(ABC):
         sampling: SamplingParams,
         stop_ids: Collection[int],
         should_stop: Callable[[], bool],
-    ) -> Iterator[int]:
-        """Yield generated token ids, ending after a token in ``stop_ids`` (which is yielded),
-        after ``sampling.max_tokens`` tokens, or as soon as ``should_stop()`` turns true."""
+    ) -> Generator[int, None, None]:
+        """Yield generated token ids from ``prompt``.
+
+        Generation ends after a token in ``stop_ids`` (which is yielded), after
+        ``sampling.max_tokens`` tokens, or as soon as ``should_stop()`` turns true.
+        """
 
     def close(self) -> None:
         """Release the model."""

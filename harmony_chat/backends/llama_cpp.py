@@ -9,7 +9,7 @@ from __future__ import annotations
 import ctypes
 import time
 from collections import deque
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Generator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +37,7 @@ def _capture_llama_log(llama_cpp: Any) -> None:
     if _log_callback is not None:
         return
 
-    @llama_cpp.llama_log_callback  # type: ignore[untyped-decorator]
+    @llama_cpp.llama_log_callback
     def callback(level: int, text: bytes, user_data: Any) -> None:
         LLAMA_LOG.append(text.decode("utf-8", errors="replace"))
 
@@ -53,7 +53,7 @@ def _last_error_line() -> str:
 def _counting_llama(llama_class: type) -> type:
     """Subclass ``Llama`` so the backend can see how many prompt tokens each call evaluates."""
 
-    class CountingLlama(llama_class):  # type: ignore[valid-type,misc]
+    class CountingLlama(llama_class):
         evaluated = 0
 
         def eval(self, tokens: Sequence[int]) -> None:
@@ -168,7 +168,7 @@ class LlamaCppBackend(ModelBackend):
         sampling: SamplingParams,
         stop_ids: Collection[int],
         should_stop: Callable[[], bool],
-    ) -> Iterator[int]:
+    ) -> Generator[int, None, None]:
         """Yield token ids from llama.cpp, reusing the KV cache for the shared prompt prefix."""
         llm = self._llm
         if llm is None:

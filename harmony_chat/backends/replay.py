@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Generator, Sequence
 from pathlib import Path
 
 from harmony_chat.backends.base import GenerationStats, ModelBackend, ModelInfo, SamplingParams
@@ -132,12 +132,14 @@ class ReplayBackend(ModelBackend):
         sampling: SamplingParams,
         stop_ids: Collection[int],
         should_stop: Callable[[], bool],
-    ) -> Iterator[int]:
+    ) -> Generator[int, None, None]:
         """Yield the next recorded turn's token ids."""
         turn = self._turns[self._next_turn % len(self._turns)]
         self._next_turn += 1
         reused = min(_common_prefix(self._cached, prompt), max(len(prompt) - 1, 0))
-        stats = self.last_stats = GenerationStats(prompt_tokens=len(prompt), prompt_tokens_evaluated=len(prompt) - reused)
+        stats = self.last_stats = GenerationStats(
+            prompt_tokens=len(prompt), prompt_tokens_evaluated=len(prompt) - reused
+        )
         self._cached = list(prompt)
         started = time.perf_counter()
         first = started
@@ -184,7 +186,7 @@ class RecordingBackend(ModelBackend):
         sampling: SamplingParams,
         stop_ids: Collection[int],
         should_stop: Callable[[], bool],
-    ) -> Iterator[int]:
+    ) -> Generator[int, None, None]:
         """Pass tokens through, then append the turn to the recording."""
         turn: list[int] = []
         self._turns.append(turn)

@@ -38,12 +38,12 @@ def download_from_hub(repo: str, filename: str) -> Path:
         return Path(hf_hub_download(repo_id=repo, filename=filename))
     except RepositoryNotFoundError as error:
         raise DownloadError(f"Hugging Face repository {repo!r} not found (or it is private)") from error
-    except EntryNotFoundError as error:
-        raise DownloadError(f"{filename!r} is not in Hugging Face repository {repo!r}") from error
     except LocalEntryNotFoundError as error:
         raise DownloadError(
             f"{repo}/{filename} is not in the local Hugging Face cache and the Hub cannot be reached"
         ) from error
+    except EntryNotFoundError as error:
+        raise DownloadError(f"{filename!r} is not in Hugging Face repository {repo!r}") from error
     except HfHubHTTPError as error:
         raise DownloadError(f"download of {repo}/{filename} failed: {str(error).splitlines()[0]}") from error
     except OSError as error:

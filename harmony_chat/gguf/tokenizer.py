@@ -27,9 +27,7 @@ BASE_VOCAB_SIZE = 199998
 def byte_to_unicode() -> dict[int, str]:
     """Return GPT-2's reversible map from each byte to a printable character."""
     printable = (
-        list(range(ord("!"), ord("~") + 1))
-        + list(range(ord("¡"), ord("¬") + 1))
-        + list(range(ord("®"), ord("ÿ") + 1))
+        list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
     )
     mapping = {b: chr(b) for b in printable}
     extra = 0

@@ -145,7 +145,9 @@ def write_gpt_oss_gguf(
 
     for tensor_name, value in tensors.items():
         if quantize_embeddings and tensor_name in _QUANTIZABLE:
-            writer.add_tensor(tensor_name, quantize(value, GGMLQuantizationType.Q8_0), raw_dtype=GGMLQuantizationType.Q8_0)
+            writer.add_tensor(
+                tensor_name, quantize(value, GGMLQuantizationType.Q8_0), raw_dtype=GGMLQuantizationType.Q8_0
+            )
         else:
             writer.add_tensor(tensor_name, np.ascontiguousarray(value, dtype=np.float32))
     writer.write_header_to_file()

@@ -108,9 +108,7 @@ class StreamDecoder:
         if self.finished is not None:
             return events
         if self._raw_tokens:
-            events.append(
-                RawToken(token, token_text(self._encoding, token), tk.is_special(token), self.channel)
-            )
+            events.append(RawToken(token, token_text(self._encoding, token), tk.is_special(token), self.channel))
         if not tk.is_valid(token) or tk.is_reserved(token) or token == tk.STARTOFTEXT:
             events.append(Recovery("unknown-token", f"dropped token {token_text(self._encoding, token)}"))
         elif self._state is _State.CONTENT:

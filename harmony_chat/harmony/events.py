@@ -8,12 +8,12 @@ recipient (a preamble), is meant for the user; ``analysis`` is raw chain of thou
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 
 from openai_harmony import Message
 
 
-class StopReason(str, Enum):
+class StopReason(StrEnum):
     """Why a turn ended."""
 
     RETURN = "return"
@@ -60,7 +60,8 @@ class MessageFinished:
     @property
     def channel(self) -> str | None:
         """The channel of the finished message."""
-        return self.message.channel
+        channel: str | None = self.message.channel
+        return channel
 
     @property
     def text(self) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -60,7 +60,7 @@ class ResponseFormat:
     """A structured-output format announced in the developer message."""
 
     name: str
-    schema: dict[str, object]
+    schema: Mapping[str, object]
     description: str = ""
 
     def render(self) -> str:
@@ -216,7 +216,7 @@ class ChatSession:
         if (developer := self.developer_message()) is not None:
             prefix.append(developer)
         conversation = Conversation.from_messages([*prefix, *messages])
-        return self.encoding.render_conversation_for_completion(conversation, Role.ASSISTANT, _NO_DROP)
+        return list(self.encoding.render_conversation_for_completion(conversation, Role.ASSISTANT, _NO_DROP))
 
     def render(self, effort: Effort | None = None, max_new_tokens: int = 0) -> RenderedPrompt:
         """Render the next prompt, applying the CoT policy and the context budget.

@@ -47,9 +47,7 @@ def _write_verified(data: bytes, folder: Path) -> Path:
     """Write vocabulary bytes into ``folder`` if they hash right; return the folder."""
     digest = hashlib.sha256(data).hexdigest()
     if digest != VOCAB_SHA256:
-        raise VocabularyError(
-            f"the vocabulary derived from the GGUF does not match o200k_base (sha256 {digest[:12]}…)"
-        )
+        raise VocabularyError(f"the vocabulary derived from the GGUF does not match o200k_base (sha256 {digest[:12]}…)")
     folder.mkdir(parents=True, exist_ok=True)
     temporary = folder / (VOCAB_FILE + ".part")
     temporary.write_bytes(data)
@@ -143,7 +141,5 @@ def load_encoding(gguf_path: Path | None = None) -> HarmonyEncoding:
             try:
                 _encoding = load_harmony_encoding(HarmonyEncodingName.HARMONY_GPT_OSS)
             except RuntimeError as error:
-                raise VocabularyError(
-                    f"openai-harmony could not load the vocabulary in {folder}: {error}"
-                ) from error
+                raise VocabularyError(f"openai-harmony could not load the vocabulary in {folder}: {error}") from error
         return _encoding

@@ -50,7 +50,10 @@ def test_missing_start_assistant_between_messages(encoding: HarmonyEncoding) -> 
 
 def test_channel_name_without_channel_token_after_end(encoding: HarmonyEncoding) -> None:
     # vLLM #22519: the model wrote `commentary ...` (token 12606) right after <|end|>.
-    text = '<|channel|>analysis<|message|>need tool<|end|>commentary to=functions.f <|constrain|>json<|message|>{"a": 1}<|call|>'
+    text = (
+        "<|channel|>analysis<|message|>need tool<|end|>"
+        'commentary to=functions.f <|constrain|>json<|message|>{"a": 1}<|call|>'
+    )
     result = decode(encoding, ids(encoding, text))
     assert [(c.name, c.arguments) for c in result.tool_calls] == [("functions.f", '{"a": 1}')]
     assert result.finished.reason is StopReason.CALL
@@ -130,7 +133,10 @@ def test_header_that_never_closes_is_bounded(encoding: HarmonyEncoding) -> None:
 
 
 def test_recipient_in_role_or_in_channel_part(encoding: HarmonyEncoding) -> None:
-    in_role = '<|start|>assistant to=functions.get_weather<|channel|>commentary <|constrain|>json<|message|>{"city": "SF"}<|call|>'
+    in_role = (
+        "<|start|>assistant to=functions.get_weather<|channel|>commentary <|constrain|>json"
+        '<|message|>{"city": "SF"}<|call|>'
+    )
     in_channel = '<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{"city": "SF"}<|call|>'
     for text in (in_role.removeprefix("<|start|>"), in_channel):
         result = decode(encoding, ids(encoding, text))
@@ -193,7 +199,7 @@ def test_multilingual_deltas_add_up(encoding: HarmonyEncoding) -> None:
     text = "Привет, 世界! naïve café — ok 🙂👍🏽 テスト"
     result = decode(encoding, ids(encoding, "<|channel|>final<|message|>") + encoding.encode(text) + [tk.RETURN])
     assert result.text("final") == text
-    assert result.messages[-1].content[0].text == text  # type: ignore[union-attr]
+    assert result.messages[-1].content[0].text == text
 
 
 @pytest.mark.parametrize("bad", [200020, 200001, tk.STARTOFTEXT, tk.VOCAB_SIZE + 5, -1])
@@ -206,7 +212,12 @@ def test_unknown_or_reserved_ids_are_dropped(encoding: HarmonyEncoding, bad: int
 
 def test_raw_tokens_spell_out_specials(encoding: HarmonyEncoding) -> None:
     decoder = StreamDecoder(encoding)
-    raws = [e for t in ids(encoding, "<|channel|>final<|message|>Hi<|return|>") for e in decoder.feed(t) if isinstance(e, RawToken)]
+    raws = [
+        e
+        for t in ids(encoding, "<|channel|>final<|message|>Hi<|return|>")
+        for e in decoder.feed(t)
+        if isinstance(e, RawToken)
+    ]
     assert [r.text for r in raws] == ["<|channel|>", "final", "<|message|>", "Hi", "<|return|>"]
     assert [r.special for r in raws] == [True, False, True, False, True]
     assert raws[3].channel == "final"
@@ -221,8 +232,30 @@ def test_tokens_after_the_turn_are_ignored(encoding: HarmonyEncoding) -> None:
     assert decoder.finish(StopReason.LENGTH) == []
 
 
-_ALPHABET = [tk.START, tk.END, tk.MESSAGE, tk.CHANNEL, tk.CONSTRAIN, tk.RETURN, tk.CALL, tk.ENDOFTEXT, tk.ASSISTANT,
-             200020, 17196, 35644, 12606, 815, 316, 28, 12295, 3490, 24912, 2375, 31446, 244]
+_ALPHABET = [
+    tk.START,
+    tk.END,
+    tk.MESSAGE,
+    tk.CHANNEL,
+    tk.CONSTRAIN,
+    tk.RETURN,
+    tk.CALL,
+    tk.ENDOFTEXT,
+    tk.ASSISTANT,
+    200020,
+    17196,
+    35644,
+    12606,
+    815,
+    316,
+    28,
+    12295,
+    3490,
+    24912,
+    2375,
+    31446,
+    244,
+]
 
 
 @settings(max_examples=300, deadline=None)

@@ -1,0 +1,26 @@
+"""The project stays ruff- and mypy-clean (checked in CI, since CI runs this suite)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_ruff_is_clean() -> None:
+    result = subprocess.run([sys.executable, "-m", "ruff", "check", "."], capture_output=True, text=True, cwd=ROOT)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_mypy_is_clean() -> None:
+    result = subprocess.run([sys.executable, "-m", "mypy"], capture_output=True, text=True, cwd=ROOT)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_modules_stay_small_and_documented() -> None:
+    for path in (ROOT / "harmony_chat").rglob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        assert len(text.splitlines()) <= 400, f"{path} has grown past 400 lines"
+        assert text.lstrip().startswith('"""'), f"{path} lacks a module docstring"

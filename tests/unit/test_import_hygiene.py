@@ -1,0 +1,54 @@
+"""The engine and backends never import Textual; the CLI starts without llama.cpp or Textual."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+ENGINE_PACKAGES = ("harmony_chat/harmony", "harmony_chat/backends", "harmony_chat/gguf")
+
+
+def _modules() -> list[str]:
+    names = []
+    for package in ENGINE_PACKAGES:
+        for path in sorted((ROOT / package).glob("*.py")):
+            names.append(".".join(path.relative_to(ROOT).with_suffix("").parts))
+    return names
+
+
+def test_engine_modules_import_without_textual() -> None:
+    modules = _modules()
+    assert "harmony_chat.harmony.decoder" in modules and "harmony_chat.backends.llama_cpp" in modules
+    code = (
+        "import importlib, sys\n"
+        f"for name in {modules!r}: importlib.import_module(name)\n"
+        "bad = sorted(m for m in sys.modules\n"
+        "             if m == 'textual' or m.startswith(('textual.', 'harmony_chat.tui')))\n"
+        "assert not bad, bad\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
+
+
+def test_engine_sources_never_mention_textual_imports() -> None:
+    for package in ENGINE_PACKAGES:
+        for path in (ROOT / package).glob("*.py"):
+            for line in path.read_text(encoding="utf-8").splitlines():
+                stripped = line.strip()
+                assert not stripped.startswith(("import textual", "from textual", "from harmony_chat.tui")), path
+
+
+def test_cli_import_is_light() -> None:
+    code = (
+        "import sys, harmony_chat.cli\n"
+        "heavy = [m for m in ('llama_cpp', 'textual', 'openai_harmony', 'numpy', 'gguf') if m in sys.modules]\n"
+        "assert not heavy, heavy\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
+
+
+def test_help_runs() -> None:
+    result = subprocess.run([sys.executable, "-m", "harmony_chat", "--help"], capture_output=True, text=True, cwd=ROOT)
+    assert result.returncode == 0
+    assert "ask" in result.stdout

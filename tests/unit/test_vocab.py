@@ -1,0 +1,90 @@
+"""Offline-first vocabulary resolution: env, cache, derived from the GGUF, download, clear failure."""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+from pathlib import Path
+
+import pytest
+
+from harmony_chat.errors import VocabularyError
+from harmony_chat.harmony import vocab
+from harmony_chat.harmony.vocab import VOCAB_FILE, VOCAB_SHA256, resolve_vocabulary
+
+
+@pytest.fixture
+def no_download(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    calls: list[Path] = []
+
+    def refuse(folder: Path) -> Path:
+        calls.append(folder)
+        raise RuntimeError("failed to download or load vocab file\n(offline)")
+
+    monkeypatch.setattr(vocab, "_download", refuse)
+    return calls
+
+
+@pytest.fixture
+def empty_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("HARMONY_CHAT_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("TIKTOKEN_ENCODINGS_BASE", raising=False)
+    return tmp_path / "cache" / "vocab"
+
+
+def test_shared_vocabulary_is_the_published_file(vocab_file: Path) -> None:
+    assert hashlib.sha256(vocab_file.read_bytes()).hexdigest() == VOCAB_SHA256
+
+
+def test_env_variable_wins(vocab_file: Path, monkeypatch: pytest.MonkeyPatch, no_download: list[Path]) -> None:
+    monkeypatch.setenv("TIKTOKEN_ENCODINGS_BASE", str(vocab_file.parent))
+    assert resolve_vocabulary() == vocab_file.parent
+    assert no_download == []
+
+
+def test_cache_dir_is_used(vocab_file: Path, empty_cache: Path, no_download: list[Path]) -> None:
+    empty_cache.mkdir(parents=True)
+    shutil.copyfile(vocab_file, empty_cache / VOCAB_FILE)
+    assert resolve_vocabulary() == empty_cache
+    assert no_download == []
+
+
+def test_corrupt_cache_is_not_trusted(empty_cache: Path, no_download: list[Path]) -> None:
+    empty_cache.mkdir(parents=True)
+    (empty_cache / VOCAB_FILE).write_text("garbage")
+    with pytest.raises(VocabularyError):
+        resolve_vocabulary()
+    assert no_download == [empty_cache]
+
+
+def test_derived_from_gguf_and_cached(tiny_gguf: Path, empty_cache: Path, no_download: list[Path]) -> None:
+    folder = resolve_vocabulary(tiny_gguf)
+    assert folder == empty_cache
+    assert hashlib.sha256((folder / VOCAB_FILE).read_bytes()).hexdigest() == VOCAB_SHA256
+    assert no_download == []
+    assert resolve_vocabulary() == empty_cache
+
+
+def test_gguf_with_a_different_vocabulary_is_refused(
+    tmp_path: Path, ranks: list[bytes], merges: list[str], empty_cache: Path, no_download: list[Path]
+) -> None:
+    from harmony_chat.gguf.writer import GptOssShape, random_tensors, write_gpt_oss_gguf
+
+    shape = GptOssShape(hidden_size=32, intermediate_size=32, head_dim=8)
+    changed = list(ranks)
+    changed[1000], changed[1001] = changed[1001], changed[1000]
+    path = write_gpt_oss_gguf(
+        tmp_path / "other.gguf", shape, random_tensors(shape), changed, merges=merges, quantize_embeddings=False
+    )
+    with pytest.raises(VocabularyError, match="does not match o200k_base"):
+        resolve_vocabulary(path)
+    assert not (empty_cache / VOCAB_FILE).exists()
+
+
+def test_every_option_is_named_when_all_fail(empty_cache: Path, no_download: list[Path]) -> None:
+    with pytest.raises(VocabularyError) as raised:
+        resolve_vocabulary()
+    message = str(raised.value)
+    assert "\n" not in message
+    for option in ("TIKTOKEN_ENCODINGS_BASE", str(empty_cache), "--model", "online"):
+        assert option in message
