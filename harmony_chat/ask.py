@@ -115,7 +115,7 @@ def build_session(request: AskRequest, model_path: Path | None, context_size: in
     return session
 
 
-class _Printer:
+class AskPrinter:
     """Writes turn events to stdout and stderr in the mode ``ask`` was given."""
 
     def __init__(self, request: AskRequest, out: IO[str], err: IO[str], session: ChatSession) -> None:
@@ -283,7 +283,7 @@ def run_ask(request: AskRequest, out: IO[str] | None = None, err: IO[str] | None
             sampling=SamplingParams(temperature=request.temperature, seed=request.seed, max_tokens=request.max_tokens),
             effort=request.effort,
         )
-        printer = _Printer(request, out, err, session)
+        printer = AskPrinter(request, out, err, session)
         try:
             for event in run_turn(session, backend, options, should_stop=stop.is_set):
                 printer.handle(event)

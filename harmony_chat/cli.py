@@ -125,6 +125,23 @@ def ask(
     raise typer.Exit(run_ask(request))
 
 
+@app.command()
+def bench(
+    model: Annotated[Path, typer.Option("--model", "-m", help="A gpt-oss GGUF file.")],
+    tokens: Annotated[int, typer.Option("--tokens", min=8, help="Tokens to generate per run.")] = 256,
+    runs: Annotated[int, typer.Option("--runs", min=1, help="Runs of each loop (medians are reported).")] = 3,
+    ctx: CtxOpt = 4096,
+    gpu_layers: GpuOpt = 0,
+    threads: Annotated[int | None, typer.Option("--threads", min=1, help="CPU threads.")] = None,
+    json_output: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """Measure the model and every layer harmony-chat adds on top of it."""
+    from harmony_chat.bench.runner import BenchSettings, print_report, run_bench
+
+    report = run_bench(BenchSettings(model, tokens, runs, ctx, gpu_layers, threads))
+    print_report(report, sys.stdout, json_output)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI and return its exit code; every expected failure becomes one ``error:`` line."""
     try:

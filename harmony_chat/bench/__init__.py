@@ -1,0 +1,1 @@
+"""Benchmarks: what each layer between the model and the screen costs. No UI imports."""

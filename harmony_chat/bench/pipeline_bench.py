@@ -1,0 +1,107 @@
+"""Decode speed of a bare ``Llama.generate`` loop against harmony-chat's full pipeline.
+
+Both run on the same loaded model, the same prompt and the same seeded sampler, so they produce
+the same tokens; runs alternate so that machine noise hits both alike. The pipeline is what
+``ask`` runs: backend, decoder, events, and the printer writing the answer out.
+"""
+
+from __future__ import annotations
+
+import io
+import statistics
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from harmony_chat.backends.base import SamplingParams
+from harmony_chat.backends.llama_cpp import LlamaCppBackend
+from harmony_chat.harmony.session import ChatSession
+from harmony_chat.harmony.turn import TurnOptions, TurnStats, run_turn
+
+BENCH_PROMPT = "Write a long, detailed essay about the history of computing, with code examples."
+
+
+@dataclass(frozen=True, slots=True)
+class DecodeComparison:
+    """Medians over the runs, in tokens per second, and the pipeline/bare ratio."""
+
+    tokens: int
+    runs: int
+    bare_tokens_per_s: float
+    pipeline_tokens_per_s: float
+    prompt_tokens: int
+    prompt_tokens_per_s: float
+
+    @property
+    def ratio(self) -> float:
+        """Pipeline speed as a fraction of the bare loop's."""
+        return self.pipeline_tokens_per_s / self.bare_tokens_per_s if self.bare_tokens_per_s else 0.0
+
+
+def _bare_decode(llm: Any, prompt: list[int], sampling: SamplingParams) -> tuple[float, float]:
+    """Return (prompt tokens/s, decode tokens/s) of a plain generate loop from an empty cache."""
+    llm.reset()
+    llm.set_seed(sampling.seed or 0)
+    started = time.perf_counter()
+    first = last = started
+    count = 0
+    for _token in llm.generate(
+        prompt, temp=sampling.temperature, top_p=sampling.top_p, top_k=sampling.top_k, min_p=sampling.min_p
+    ):
+        last = time.perf_counter()
+        if count == 0:
+            first = last
+        count += 1
+        if count >= sampling.max_tokens:
+            break
+    prompt_speed = len(prompt) / (first - started) if first > started else 0.0
+    return prompt_speed, (count - 1) / (last - first) if last > first else 0.0
+
+
+def _pipeline_decode(backend: LlamaCppBackend, session: ChatSession, sampling: SamplingParams) -> float:
+    """Return the decode tokens/s of one ``ask``-style turn (cache reset first, turn not kept)."""
+    from harmony_chat.ask import AskPrinter, AskRequest
+
+    backend.llama.reset()
+    sink = io.StringIO()
+    printer = AskPrinter(AskRequest(), sink, sink, session)
+    speed = 0.0
+    for event in run_turn(session, backend, TurnOptions(sampling=sampling, stop_on_final=False)):
+        printer.handle(event)
+        if isinstance(event, TurnStats):
+            speed = event.stats.decode_tokens_per_s
+    del session.history[1:]
+    del session.turns[:]
+    return speed
+
+
+def compare_decode(backend: LlamaCppBackend, tokens: int = 256, runs: int = 3, seed: int = 7) -> DecodeComparison:
+    """Alternate bare and pipeline runs on ``backend`` and return the medians."""
+    session = ChatSession(backend_encoding(backend))
+    session.add_user(BENCH_PROMPT)
+    prompt = session.render(max_new_tokens=tokens).tokens
+    sampling = SamplingParams(temperature=1.0, seed=seed, max_tokens=tokens)
+    bare: list[float] = []
+    pipeline: list[float] = []
+    prompt_speeds: list[float] = []
+    _bare_decode(backend.llama, prompt, sampling)  # warm-up
+    for _ in range(runs):
+        prompt_speed, speed = _bare_decode(backend.llama, prompt, sampling)
+        bare.append(speed)
+        prompt_speeds.append(prompt_speed)
+        pipeline.append(_pipeline_decode(backend, session, sampling))
+    return DecodeComparison(
+        tokens,
+        runs,
+        statistics.median(bare),
+        statistics.median(pipeline),
+        len(prompt),
+        statistics.median(prompt_speeds),
+    )
+
+
+def backend_encoding(backend: LlamaCppBackend) -> Any:
+    """The harmony encoding for ``backend``'s model (vocabulary derived from it if needed)."""
+    from harmony_chat.harmony.vocab import load_encoding
+
+    return load_encoding(backend.model_path)

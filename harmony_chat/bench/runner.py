@@ -1,0 +1,91 @@
+"""``harmony-chat bench``: run the benchmarks on one loaded model and report them."""
+
+from __future__ import annotations
+
+import json
+import platform
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import IO
+
+from harmony_chat.backends.llama_cpp import LlamaCppBackend
+from harmony_chat.bench.decoder_bench import DecoderResult, bench_decoder
+from harmony_chat.bench.pipeline_bench import DecodeComparison, backend_encoding, compare_decode
+
+
+@dataclass(frozen=True, slots=True)
+class BenchSettings:
+    """What to benchmark with."""
+
+    model: Path
+    tokens: int = 256
+    runs: int = 3
+    ctx: int = 4096
+    gpu_layers: int = 0
+    threads: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class BenchReport:
+    """Every figure of one run."""
+
+    settings: BenchSettings
+    model_name: str
+    device: str
+    machine: str
+    decoder: DecoderResult
+    decode: DecodeComparison
+
+    def as_dict(self) -> dict[str, object]:
+        """Return the report as plain data (``--json``)."""
+        return {
+            "model": self.model_name,
+            "device": self.device,
+            "machine": self.machine,
+            "settings": {**asdict(self.settings), "model": str(self.settings.model)},
+            "decoder_us_per_token": round(self.decoder.microseconds_per_token, 3),
+            "decoder_tokens": self.decoder.tokens,
+            "prompt_tokens": self.decode.prompt_tokens,
+            "prompt_tokens_per_s": round(self.decode.prompt_tokens_per_s, 2),
+            "bare_decode_tokens_per_s": round(self.decode.bare_tokens_per_s, 2),
+            "pipeline_decode_tokens_per_s": round(self.decode.pipeline_tokens_per_s, 2),
+            "pipeline_ratio": round(self.decode.ratio, 4),
+        }
+
+
+def run_bench(settings: BenchSettings) -> BenchReport:
+    """Load the model once and run every benchmark on it."""
+    backend = LlamaCppBackend(
+        settings.model, context_size=settings.ctx, gpu_layers=settings.gpu_layers, threads=settings.threads
+    )
+    info = backend.load()
+    try:
+        decoder = bench_decoder(backend_encoding(backend))
+        decode = compare_decode(backend, tokens=settings.tokens, runs=settings.runs)
+    finally:
+        backend.close()
+    machine = f"{platform.machine()} {platform.processor() or platform.system()}".strip()
+    return BenchReport(settings, info.name, info.device, machine, decoder, decode)
+
+
+def print_report(report: BenchReport, out: IO[str], as_json: bool) -> None:
+    """Print a rich table, or one JSON object."""
+    if as_json:
+        print(json.dumps(report.as_dict()), file=out)
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"harmony-chat bench: {report.model_name} on {report.device}")
+    table.add_column("measure")
+    table.add_column("value", justify="right")
+    table.add_column("note")
+    data = report.as_dict()
+    table.add_row("prompt processing", f"{data['prompt_tokens_per_s']} tok/s", f"{data['prompt_tokens']} tokens")
+    table.add_row("decode, bare Llama.generate", f"{data['bare_decode_tokens_per_s']} tok/s", "")
+    table.add_row(
+        "decode, harmony-chat pipeline", f"{data['pipeline_decode_tokens_per_s']} tok/s", "backend+decoder+events"
+    )
+    table.add_row("pipeline / bare", f"{data['pipeline_ratio']:.1%}", "target >= 95%")
+    table.add_row("decoder cost", f"{data['decoder_us_per_token']} µs/token", "target < 20 µs")
+    Console(file=out).print(table)

@@ -1,0 +1,40 @@
+"""``harmony-chat bench`` runs on the tiny GGUF and reports sane, non-zero figures (not speed targets)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from harmony_chat.cli import main
+
+
+@pytest.mark.llama
+def test_bench_reports_every_figure(capsys: pytest.CaptureFixture[str], tiny_gguf: Path) -> None:
+    code = main(["bench", "--model", str(tiny_gguf), "--tokens", "16", "--runs", "1", "--ctx", "1024", "--json"])
+    report = json.loads(capsys.readouterr().out)
+    assert code == 0
+    assert report["model"] == "tiny-gpt-oss" and report["device"] == "CPU"
+    for key in (
+        "prompt_tokens_per_s",
+        "bare_decode_tokens_per_s",
+        "pipeline_decode_tokens_per_s",
+        "decoder_us_per_token",
+        "pipeline_ratio",
+    ):
+        assert report[key] > 0, key
+    assert report["decoder_tokens"] > 10000 and report["prompt_tokens"] > 50
+    assert 0.2 < report["pipeline_ratio"] < 5
+
+
+@pytest.mark.llama
+def test_bench_table(capsys: pytest.CaptureFixture[str], tiny_gguf: Path) -> None:
+    assert main(["bench", "--model", str(tiny_gguf), "--tokens", "8", "--runs", "1", "--ctx", "1024"]) == 0
+    out = capsys.readouterr().out
+    assert "pipeline / bare" in out and "µs/token" in out
+
+
+def test_bench_needs_a_real_model(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    assert main(["bench", "--model", str(tmp_path / "none.gguf")]) == 1
+    assert "model file not found" in capsys.readouterr().err
