@@ -57,13 +57,57 @@ GpuOpt = Annotated[int, typer.Option("--gpu-layers", help="Layers to offload to 
 @app.callback(invoke_without_command=True)
 def root(
     ctx: typer.Context,
+    model: ModelOpt = None,
+    hf_repo: HfRepoOpt = None,
+    hf_file: HfFileOpt = None,
+    replay: ReplayOpt = None,
+    demo: Annotated[bool, typer.Option("--demo", help="Replay bundled recorded conversations.")] = False,
+    effort: EffortOpt = None,
+    instructions: Annotated[str | None, typer.Option("--instructions", help="Developer instructions.")] = None,
+    ctx_size: Annotated[int | None, typer.Option("--ctx", min=256, help="Context size in tokens.")] = None,
+    gpu_layers: Annotated[int | None, typer.Option("--gpu-layers", help="Layers to offload (-1: all).")] = None,
+    config: Annotated[Path | None, typer.Option("--config", help="Use this config file.")] = None,
     version: Annotated[
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")
     ] = False,
 ) -> None:
-    """Chat with gpt-oss on a local GGUF. Run a command below; the chat window arrives next."""
-    if ctx.invoked_subcommand is None:
-        print(ctx.get_help())
+    """Chat with gpt-oss on a local GGUF. With no command, open the chat app."""
+    if ctx.invoked_subcommand is not None:
+        return
+    from harmony_chat.config import load_settings
+    from harmony_chat.launch import LaunchOptions
+
+    settings = load_settings(config)
+    launch = LaunchOptions.from_settings(
+        settings,
+        model=model,
+        hf_repo=hf_repo,
+        hf_file=hf_file,
+        replay=replay,
+        demo=demo or None,
+        effort=effort,
+        instructions=instructions,
+        context=ctx_size,
+        gpu_layers=gpu_layers,
+    )
+    from harmony_chat.tui.app import run_tui
+
+    run_tui(launch, settings)
+
+
+@app.command()
+def models() -> None:
+    """List the gpt-oss GGUF files found on this machine."""
+    from harmony_chat.backends.sources import DOWNLOAD_COMMAND
+    from harmony_chat.models import find_models, search_dirs
+
+    found = find_models()
+    for model in found:
+        print(f"{model.path}\t{model.size_gb:.1f} GB\t{model.source}")
+    if not found:
+        folders = ", ".join(str(folder) for _, folder in search_dirs())
+        print(f"No gpt-oss GGUF files found (searched {folders}).", file=sys.stderr)
+        print(f"Download gpt-oss-20b (about 12 GB) with:\n  {DOWNLOAD_COMMAND}", file=sys.stderr)
 
 
 @app.command()

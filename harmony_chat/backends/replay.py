@@ -82,6 +82,7 @@ class ReplayBackend(ModelBackend):
         delay_s: pause before each token, to look like a live model.
         context_size: the context size to report.
         name: the model name to report.
+        clock: the time source for the reported timings (a fake one makes them repeatable).
     """
 
     name = "replay"
@@ -94,8 +95,10 @@ class ReplayBackend(ModelBackend):
         delay_s: float = 0.0,
         context_size: int = 131072,
         name: str | None = None,
+        clock: Callable[[], float] = time.perf_counter,
     ) -> None:
         super().__init__()
+        self.clock = clock
         self.path = path
         self._turns = [list(turn) for turn in turns] if turns is not None else []
         self.delay_s = delay_s
@@ -141,14 +144,14 @@ class ReplayBackend(ModelBackend):
             prompt_tokens=len(prompt), prompt_tokens_evaluated=len(prompt) - reused
         )
         self._cached = list(prompt)
-        started = time.perf_counter()
+        started = self.clock()
         first = started
         for token in turn:
             if stats.generated_tokens >= sampling.max_tokens or should_stop():
                 break
             if self.delay_s:
                 time.sleep(self.delay_s)
-            now = time.perf_counter()
+            now = self.clock()
             if stats.generated_tokens == 0:
                 first = now
                 stats.ttft_s = now - started

@@ -1,0 +1,1 @@
+"""The Textual chat app. Everything that imports Textual lives under this package."""

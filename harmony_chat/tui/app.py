@@ -1,0 +1,159 @@
+"""The harmony-chat Textual app: themes, keymap, palette, help, and the chat screen."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.app import App, InvalidThemeError
+from textual.screen import Screen
+
+from harmony_chat.config import ConfigError, Settings, save_ui_value
+from harmony_chat.harmony.session import parse_effort
+from harmony_chat.launch import LaunchOptions, create_backend
+from harmony_chat.models import FoundModel
+from harmony_chat.tui.bindings import APP_KEYS
+from harmony_chat.tui.commands import HarmonyCommands
+from harmony_chat.tui.generation import BackendFactory
+from harmony_chat.tui.screens.chat import ChatScreen
+from harmony_chat.tui.screens.help import HelpScreen
+from harmony_chat.tui.slash import SlashCommand
+from harmony_chat.tui.themes import DEFAULT_THEME, load_themes
+
+
+class HarmonyChatApp(App[None]):
+    """Chat with gpt-oss in the terminal.
+
+    Args:
+        launch: the model and chat settings to start with.
+        settings: the config file's settings (theme, keymap, where to save the theme).
+        theme_dir: the user theme dir (default: inside the config dir).
+        backend_factory: builds the backend from launch options (tests and screenshots pass their own).
+    """
+
+    TITLE = "harmony-chat"
+    BINDINGS = [key.binding() for key in APP_KEYS]
+    COMMANDS = App.COMMANDS | {HarmonyCommands}
+    ENABLE_COMMAND_PALETTE = True
+
+    def __init__(
+        self,
+        launch: LaunchOptions,
+        settings: Settings | None = None,
+        theme_dir: Path | None = None,
+        backend_factory: BackendFactory | None = None,
+    ) -> None:
+        super().__init__()
+        self.launch = launch
+        self.backend_factory: BackendFactory = backend_factory or create_backend
+        self.settings = settings or Settings()
+        self.start_in_debug = self.settings.ui.debug
+        self.found_models: list[FoundModel] = []
+        self.user_themes: set[str] = set()
+        self._theme_dir = theme_dir
+
+    def get_theme_variable_defaults(self) -> dict[str, str]:
+        """Defaults for the app's own theme variables, so every theme works."""
+        return {
+            "channel-final": "#7bd88f",
+            "channel-analysis": "#b48ead",
+            "channel-commentary": "#5eb1ff",
+            "special-token": "#ffb454",
+            "user-message": "#2a3140",
+        }
+
+    def on_mount(self) -> None:
+        """Register themes and keys, then show the chat."""
+        loaded = load_themes(self._theme_dir)
+        for theme in loaded.themes:
+            self.register_theme(theme)
+            if not theme.name.startswith("harmony-"):
+                self.user_themes.add(theme.name)
+        if loaded.failures:
+            self.notify("\n".join(loaded.failures), title="Some themes did not load", severity="warning")
+        try:
+            self.theme = self.settings.ui.theme
+        except InvalidThemeError:
+            self.notify(f"Unknown theme {self.settings.ui.theme!r}; using {DEFAULT_THEME}.", severity="warning")
+            self.theme = DEFAULT_THEME
+        self.set_keymap(self.settings.keymap)
+        self.push_screen(ChatScreen())
+        self._discover_models()
+
+    def _discover_models(self) -> None:
+        from harmony_chat.models import find_models
+
+        def work() -> None:
+            self.found_models = find_models()
+
+        self.run_worker(work, thread=True, group="discover-palette", exit_on_error=False)
+
+    @property
+    def chat(self) -> ChatScreen:
+        """The chat screen."""
+        for screen in self.screen_stack:
+            if isinstance(screen, ChatScreen):
+                return screen
+        raise RuntimeError("the chat screen is not open")
+
+    def action_help(self) -> None:
+        """Show keys and commands."""
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen(self.settings.keymap))
+
+    def set_theme(self, name: str) -> None:
+        """Switch theme and remember the choice in the config file."""
+        try:
+            self.theme = name
+        except InvalidThemeError:
+            self.notify(
+                f"Unknown theme {name!r}; try one of: {', '.join(sorted(self.available_themes))}", severity="error"
+            )
+            return
+        self.settings.ui.theme = name
+        if self.settings.path is not None:
+            try:
+                save_ui_value(self.settings.path, "theme", name)
+            except (OSError, ConfigError) as error:
+                self.notify(f"Theme not saved: {error}", severity="warning")
+
+    def switch_model(self, path: Path | None = None, demo: bool = False) -> None:
+        """Load another model (or the demo) and start a new chat on it."""
+        chat = self.chat
+        if chat.generating:
+            self.notify("Stop the answer first (escape).", severity="warning")
+            return
+        self.launch.model, self.launch.hf_repo, self.launch.hf_file = path, None, None
+        self.launch.replay, self.launch.demo = None, demo
+        chat.session = None
+        self.call_later(chat.action_new_chat)
+        chat.load()
+
+    async def run_slash(self, command: SlashCommand) -> None:
+        """Carry out a slash command typed in the prompt."""
+        chat = self.chat
+        name, args = command.name, command.args
+        if name == "effort":
+            chat.set_effort(parse_effort(args[0]))
+        elif name == "regen":
+            await chat.regenerate(parse_effort(args[0]) if args else None)
+        elif name == "edit":
+            chat.edit_last()
+        elif name == "copy":
+            chat.copy_answer(int(args[1]) if len(args) == 2 else (0 if args else None))
+        elif name == "debug":
+            chat.action_toggle_debug()
+        elif name == "theme":
+            self.set_theme(args[0])
+        elif name == "new":
+            await chat.action_new_chat()
+        elif name == "help":
+            self.action_help()
+
+    def get_default_screen(self) -> Screen[None]:
+        """A blank base screen; the chat screen is pushed on mount."""
+        return Screen()
+
+
+def run_tui(launch: LaunchOptions, settings: Settings) -> None:
+    """Run the app until the user quits."""
+    HarmonyChatApp(launch, settings).run()

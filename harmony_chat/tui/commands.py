@@ -1,0 +1,102 @@
+"""The command palette: every action, with context (efforts, debug state, themes, models found)."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from functools import partial
+from typing import TYPE_CHECKING, cast
+
+from textual.command import DiscoveryHit, Hit, Hits, Provider
+
+from harmony_chat.harmony.session import EFFORTS
+from harmony_chat.tui.screens.chat import ChatScreen
+
+if TYPE_CHECKING:
+    from harmony_chat.tui.app import HarmonyChatApp
+
+Action = Callable[[], object] | Callable[[], Awaitable[object]]
+
+
+class HarmonyCommands(Provider):
+    """Chat, effort, view, copy, theme and model commands for the palette."""
+
+    def _commands(self) -> list[tuple[str, Action, str]]:
+        app = cast("HarmonyChatApp", self.app)
+        screen = self.screen if isinstance(self.screen, ChatScreen) else None
+        commands: list[tuple[str, Action, str]] = []
+        if screen is not None:
+            current = screen.session.effort if screen.session else app.launch.effort
+            debug = "Hide" if screen.has_class("-debug") else "Show"
+            commands += [
+                ("chat: New chat", screen.action_new_chat, "Start a new conversation"),
+                ("chat: Regenerate last answer", screen.regenerate, "Generate the last answer again"),
+                ("chat: Edit and resend last message", screen.edit_last, "Put the last message back in the prompt"),
+                ("copy: Last answer", screen.copy_answer, "Copy the last final answer"),
+                (
+                    f"view: {debug} debug (analysis + token inspector)",
+                    screen.action_toggle_debug,
+                    "Raw chain of thought and every token",
+                ),
+            ]
+            for effort in EFFORTS:
+                marker = " (current)" if effort == current else ""
+                commands.append(
+                    (
+                        f"effort: {effort}{marker}",
+                        partial(screen.set_effort, effort),
+                        "Reasoning effort of the next turn",
+                    )
+                )
+                commands.append(
+                    (
+                        f"chat: Regenerate at {effort} effort",
+                        partial(screen.regenerate, effort),
+                        "Generate the last answer again at this effort",
+                    )
+                )
+            for number in range(1, len(_blocks(screen)) + 1):
+                commands.append(
+                    (
+                        f"copy: Code block {number} of the last answer",
+                        partial(screen.copy_answer, number),
+                        "Copy one code block",
+                    )
+                )
+        for name in sorted(app.available_themes):
+            if name.startswith("harmony-") or name in app.user_themes:
+                commands.append((f"theme: {name}", partial(app.set_theme, name), "Switch theme (saved)"))
+        for model in app.found_models:
+            commands.append(
+                (
+                    f"model: {model.path.name}",
+                    partial(app.switch_model, path=model.path),
+                    f"{model.size_gb:.1f} GB, {model.source}",
+                )
+            )
+        commands.append(
+            (
+                "model: Demo (replayed conversations)",
+                partial(app.switch_model, demo=True),
+                "Replays bundled recordings; no model needed",
+            )
+        )
+        commands.append(("app: Help", app.action_help, "Keys and slash commands"))
+        return commands
+
+    async def discover(self) -> Hits:
+        """Offer every command when the palette opens empty."""
+        for title, action, help_text in self._commands():
+            yield DiscoveryHit(title, action, help=help_text)
+
+    async def search(self, query: str) -> Hits:
+        """Fuzzy-match the commands."""
+        matcher = self.matcher(query)
+        for title, action, help_text in self._commands():
+            if (score := matcher.match(title)) > 0:
+                yield Hit(score, matcher.highlight(title), action, help=help_text)
+
+
+def _blocks(screen: ChatScreen) -> list[str]:
+    from harmony_chat.tui.widgets.turn import code_blocks
+
+    return code_blocks(screen.last_answer())

@@ -1,0 +1,60 @@
+"""Messages the worker threads post to the UI (``post_message`` is thread-safe)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual.message import Message
+
+from harmony_chat.backends.base import ModelInfo
+from harmony_chat.harmony.turn import TurnEvent
+from harmony_chat.models import FoundModel
+
+
+@dataclass
+class TurnEvents(Message):
+    """A batch of engine events of one turn, in order."""
+
+    turn_id: int
+    events: list[TurnEvent]
+
+
+@dataclass
+class TurnDone(Message):
+    """The generation worker has finished (``error`` says why it failed, if it did)."""
+
+    turn_id: int
+    error: str | None = None
+    no_output: bool = False
+    """True when the turn failed before generating anything (the user's message is given back)."""
+
+
+@dataclass
+class ModelLoading(Message):
+    """Progress of a model load."""
+
+    step: int
+    total: int
+    label: str
+
+
+@dataclass
+class ModelReady(Message):
+    """A model finished loading."""
+
+    info: ModelInfo
+
+
+@dataclass
+class ModelsFound(Message):
+    """The search for gpt-oss GGUF files on this machine finished."""
+
+    models: list[FoundModel]
+    notice: str | None = None
+
+
+@dataclass
+class ModelFailed(Message):
+    """A model could not be loaded."""
+
+    error: str

@@ -1,0 +1,365 @@
+"""The chat screen: conversation, prompt, status bar, token inspector; owns the worker threads."""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING, cast
+
+from openai_harmony import Role
+from textual import on, work
+from textual.app import ComposeResult
+from textual.containers import Horizontal, VerticalScroll
+from textual.screen import Screen
+from textual.widget import Widget
+
+from harmony_chat.backends.base import ModelBackend
+from harmony_chat.harmony.session import ChatSession, Effort, next_effort, parse_effort
+from harmony_chat.harmony.turn import PromptReady, TurnOptions, TurnStats
+from harmony_chat.tui.bindings import SCREEN_KEYS
+from harmony_chat.tui.generation import load_model, run_generation
+from harmony_chat.tui.messages import ModelFailed, ModelLoading, ModelReady, ModelsFound, TurnDone, TurnEvents
+from harmony_chat.tui.slash import SlashError, parse_slash
+from harmony_chat.tui.widgets.inspector import TokenInspector
+from harmony_chat.tui.widgets.prompt import PromptInput
+from harmony_chat.tui.widgets.status_bar import StatusBar
+from harmony_chat.tui.widgets.turn import AssistantTurn, UserMessage, code_blocks
+from harmony_chat.tui.widgets.welcome import WelcomePanel
+
+if TYPE_CHECKING:
+    from harmony_chat.tui.app import HarmonyChatApp
+
+
+class ChatScreen(Screen[None]):
+    """Where the conversation happens."""
+
+    BINDINGS = [key.binding() for key in SCREEN_KEYS]
+    DEFAULT_CSS = """
+    ChatScreen #chat-log { height: 1fr; padding: 0 1; }
+    ChatScreen #main { height: 1fr; }
+    ChatScreen.-debug .analysis { display: block; }
+    ChatScreen.-debug #inspector { display: block; }
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.session: ChatSession | None = None
+        self.backend: ModelBackend | None = None
+        self.generating = False
+        self.turn_id = 0
+        self.current_turn: AssistantTurn | None = None
+        self.exchanges: list[list[Widget]] = []
+        self._stop = threading.Event()
+
+    @property
+    def chat_app(self) -> HarmonyChatApp:
+        """The app, typed."""
+        return cast("HarmonyChatApp", self.app)
+
+    def compose(self) -> ComposeResult:
+        """Build the widget tree."""
+        with Horizontal(id="main"):
+            yield VerticalScroll(id="chat-log")
+            yield TokenInspector()
+        yield PromptInput()
+        yield StatusBar(id="status")
+
+    @property
+    def log_view(self) -> VerticalScroll:
+        """The scrolling conversation."""
+        return self.query_one("#chat-log", VerticalScroll)
+
+    @property
+    def status(self) -> StatusBar:
+        """The status bar."""
+        return self.query_one(StatusBar)
+
+    @property
+    def inspector(self) -> TokenInspector:
+        """The debug token inspector."""
+        return self.query_one(TokenInspector)
+
+    @property
+    def prompt(self) -> PromptInput:
+        """The prompt."""
+        return self.query_one(PromptInput)
+
+    def on_mount(self) -> None:
+        """Start loading after the first paint, or show the welcome panel."""
+        launch = self.chat_app.launch
+        self.status.effort = launch.effort
+        self.set_interval(0.25, self._tick)
+        self.prompt.focus()
+        if self.chat_app.start_in_debug:
+            self.action_toggle_debug()
+        if launch.has_model:
+            self.call_after_refresh(self.load)
+        else:
+            self._find_models()
+
+    # -- model loading --------------------------------------------------------------------
+
+    def load(self) -> None:
+        """Load the configured model in a worker thread."""
+        self.status.state = "loading"
+        self.status.model = "loading model…"
+        self._load_worker()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="load", description="Loading the model")
+    def _load_worker(self) -> None:
+        previous, self.backend = self.backend, None
+        if previous is not None:
+            previous.close()
+        self.backend = load_model(self.chat_app.launch, self.post_message, self.chat_app.backend_factory)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="discover", description="Finding models")
+    def _find_models(self, notice: str | None = None) -> None:
+        from harmony_chat.models import find_models
+
+        self.post_message(ModelsFound(find_models(), notice))
+
+    async def on_models_found(self, message: ModelsFound) -> None:
+        """Show the welcome panel with what was found."""
+        for old in self.query(WelcomePanel):
+            await old.remove()
+        await self.log_view.mount(WelcomePanel(message.models, message.notice))
+        self.status.state = "no model"
+
+    def on_model_loading(self, message: ModelLoading) -> None:
+        """Show load progress."""
+        self.status.state = f"loading {message.step}/{message.total}: {message.label}"
+
+    async def on_model_ready(self, message: ModelReady) -> None:
+        """Start a chat on the new model."""
+        from harmony_chat.harmony.vocab import load_encoding
+
+        info = message.info
+        self.status.model, self.status.device = info.name, info.device
+        self.status.context_size = info.context_size
+        self.status.state = "idle"
+        for panel in self.query(WelcomePanel):
+            await panel.remove()
+        if self.session is None:
+            launch = self.chat_app.launch
+            self.session = ChatSession(
+                load_encoding(),
+                effort=parse_effort(launch.effort),
+                instructions=launch.instructions,
+                context_size=info.context_size,
+            )
+        else:
+            self.session.context_size = info.context_size
+        self.prompt.focus()
+
+    def on_model_failed(self, message: ModelFailed) -> None:
+        """Show why the model did not load, with the way forward."""
+        self.status.model, self.status.state = "no model", "error"
+        self._find_models(f"**Could not load the model:** {message.error}")
+
+    @on(WelcomePanel.StartDemo)
+    def start_demo(self) -> None:
+        """Switch to the replayed demo."""
+        self.chat_app.switch_model(demo=True)
+
+    @on(WelcomePanel.LoadModel)
+    def load_found(self, message: WelcomePanel.LoadModel) -> None:
+        """Load a model the welcome panel found."""
+        self.chat_app.switch_model(path=message.path)
+
+    # -- sending and generating ---------------------------------------------------------------
+
+    async def on_prompt_input_submitted(self, message: PromptInput.Submitted) -> None:
+        """Send a message, or run a slash command; never lose what was typed."""
+        try:
+            command = parse_slash(message.text)
+        except SlashError as error:
+            self.notify(str(error), severity="error")
+            return
+        if command is not None:
+            self.prompt.clear()
+            await self.chat_app.run_slash(command)
+            return
+        if self.generating:
+            self.notify("Still answering: press escape to stop first.", severity="warning")
+            return
+        if self.session is None or self.backend is None:
+            self.notify("No model is loaded yet.", severity="warning")
+            return
+        self.prompt.clear()
+        self.session.add_user(message.text)
+        user = UserMessage(message.text)
+        await self.log_view.mount(user)
+        self.exchanges.append([user])
+        await self.start_turn()
+
+    async def start_turn(self, effort: Effort | None = None) -> None:
+        """Start generating the assistant's answer to the conversation as it stands."""
+        assert self.session is not None and self.backend is not None
+        self.turn_id += 1
+        effort = effort or self.session.effort
+        turn = AssistantTurn(self.turn_id, effort)
+        self.current_turn = turn
+        await self.log_view.mount(turn)
+        self.exchanges[-1].append(turn)
+        self.log_view.anchor()
+        self._stop.clear()
+        self.generating = True
+        self.status.state = "thinking"
+        self.refresh_bindings()
+        options = TurnOptions(sampling=self.chat_app.launch.sampling, effort=effort)
+        self._generate(self.session, self.backend, options, self.turn_id)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="generation", description="Generating")
+    def _generate(self, session: ChatSession, backend: ModelBackend, options: TurnOptions, turn_id: int) -> None:
+        run_generation(session, backend, options, turn_id, self._stop.is_set, self.post_message)
+
+    async def on_turn_events(self, message: TurnEvents) -> None:
+        """Render a batch of events of the current turn."""
+        turn = self.current_turn
+        if turn is None or message.turn_id != turn.turn_id:
+            return
+        await turn.apply(message.events)
+        self.inspector.record(message.events)
+        for event in message.events:
+            if isinstance(event, PromptReady) and self.session is not None:
+                self.inspector.set_prompt(self.session.encoding.decode(event.prompt.tokens))
+                self.status.context_used = len(event.prompt.tokens)
+            elif isinstance(event, TurnStats):
+                figures = event.stats
+                self.status.ttft, self.status.speed = figures.ttft_s, figures.decode_tokens_per_s
+                self.status.context_used = figures.prompt_tokens + figures.generated_tokens
+        if turn.stop_reason is None:
+            self.status.state = "thinking" if turn.thinking else "answering"
+
+    async def on_turn_done(self, message: TurnDone) -> None:
+        """Close the turn; show an error, giving the user's words back if nothing was generated."""
+        self.generating = False
+        self.status.state = "idle"
+        self.refresh_bindings()
+        turn = self.current_turn
+        if message.error and turn is not None and message.turn_id == turn.turn_id:
+            if message.no_output and self.session is not None and self.exchanges:
+                text = self._drop_last_exchange(keep_user=False)
+                if text is not None and not self.prompt.text.strip():
+                    self.prompt.text = text
+                self.notify(message.error, title="Not sent", severity="error", timeout=8)
+            else:
+                await turn.show_error(message.error)
+                self.status.state = "error"
+
+    def _tick(self) -> None:
+        if self.generating and self.current_turn is not None:
+            self.current_turn.tick()
+
+    def _drop_last_exchange(self, keep_user: bool) -> str | None:
+        """Remove the last exchange from the session and the screen; return the user's text."""
+        assert self.session is not None
+        history = self.session.history
+        last_user = max((i for i, m in enumerate(history) if m.author.role == Role.USER), default=None)
+        if last_user is None:
+            return None
+        text = "".join(getattr(part, "text", "") for part in history[last_user].content)
+        del history[last_user + (1 if keep_user else 0) :]
+        if self.session.turns:
+            self.session.turns.pop()
+        widgets = self.exchanges[-1] if self.exchanges else []
+        for widget in widgets[1:] if keep_user else widgets:
+            widget.remove()
+        if keep_user:
+            del widgets[1:]
+        elif self.exchanges:
+            self.exchanges.pop()
+        self.current_turn = None
+        return text
+
+    # -- actions ------------------------------------------------------------------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Escape only stops while generating; otherwise it falls through to other widgets."""
+        if action == "stop":
+            return self.generating
+        return True
+
+    def action_stop(self) -> None:
+        """Stop generating; the partial answer stays, marked as stopped."""
+        self._stop.set()
+        self.status.state = "stopping"
+
+    def action_cycle_effort(self) -> None:
+        """Cycle the reasoning effort of the next turn."""
+        self.set_effort(next_effort(self.session.effort if self.session else parse_effort(self.status.effort)))
+
+    def set_effort(self, effort: Effort) -> None:
+        """Set the reasoning effort of the next turn."""
+        if self.session is not None:
+            self.session.effort = effort
+        self.chat_app.launch.effort = effort
+        self.status.effort = effort
+        self.notify(f"Reasoning effort: {effort} (from the next turn on)")
+
+    def action_toggle_debug(self) -> None:
+        """Show or hide analysis and the token inspector."""
+        debug = not self.has_class("-debug")
+        self.set_class(debug, "-debug")
+        self.status.debug = debug
+        if debug:
+            for turn in self.query(AssistantTurn):
+                turn.show_analysis()
+            self.inspector.shown()
+
+    async def action_new_chat(self) -> None:
+        """Start a new conversation (stopping any generation first)."""
+        if self.generating:
+            self._stop.set()
+            await self.workers.wait_for_complete()
+        await self.log_view.remove_children()
+        self.exchanges.clear()
+        self.current_turn = None
+        self.inspector.clear()
+        if self.session is not None:
+            launch = self.chat_app.launch
+            self.session = ChatSession(
+                self.session.encoding,
+                effort=parse_effort(launch.effort),
+                instructions=launch.instructions,
+                context_size=self.session.context_size,
+            )
+        self.status.context_used = 0
+        self.prompt.focus()
+
+    async def regenerate(self, effort: Effort | None = None) -> None:
+        """Generate the last answer again, optionally at another effort."""
+        if self.generating or self.session is None or not self.exchanges:
+            self.notify("Nothing to regenerate right now.", severity="warning")
+            return
+        self._drop_last_exchange(keep_user=True)
+        await self.start_turn(effort)
+
+    def edit_last(self) -> None:
+        """Put the last user message back into the prompt (its answer is removed)."""
+        if self.generating or self.session is None or not self.exchanges:
+            self.notify("Nothing to edit right now.", severity="warning")
+            return
+        text = self._drop_last_exchange(keep_user=False)
+        if text is not None:
+            self.prompt.text = text
+            self.prompt.focus()
+
+    def last_answer(self) -> str:
+        """The last final answer's Markdown ('' if none)."""
+        turns = [turn for turn in self.query(AssistantTurn) if turn.final_text]
+        return turns[-1].final_text if turns else ""
+
+    def copy_answer(self, code_block: int | None = None) -> None:
+        """Copy the last answer, or one of its code blocks (1-based; 0 means the last)."""
+        answer = self.last_answer()
+        if code_block is not None:
+            blocks = code_blocks(answer)
+            if not blocks or code_block > len(blocks):
+                self.notify("The last answer has no such code block.", severity="warning")
+                return
+            answer = blocks[code_block - 1 if code_block else -1]
+        if not answer:
+            self.notify("No answer to copy yet.", severity="warning")
+            return
+        self.app.copy_to_clipboard(answer)
+        self.notify("Copied to the clipboard.")

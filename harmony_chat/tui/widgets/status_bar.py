@@ -1,0 +1,41 @@
+"""The status bar: model, device, effort, context use, last turn's speed, and what the app is doing."""
+
+from __future__ import annotations
+
+from textual.reactive import reactive
+from textual.widgets import Static
+
+
+def _short(count: int) -> str:
+    return f"{count / 1000:.1f}k" if count >= 1000 else str(count)
+
+
+class StatusBar(Static):
+    """One line of live facts about the chat."""
+
+    DEFAULT_CSS = "StatusBar { dock: bottom; height: 1; background: $panel; color: $foreground; padding: 0 1; }"
+
+    model = reactive("no model")
+    device = reactive("")
+    effort = reactive("medium")
+    context_used = reactive(0)
+    context_size = reactive(0)
+    ttft = reactive(0.0)
+    speed = reactive(0.0)
+    state = reactive("idle")
+    debug = reactive(False)
+
+    def render(self) -> str:
+        """Compose the line."""
+        parts = [self.model]
+        if self.device:
+            parts.append(self.device)
+        parts.append(f"effort {self.effort}")
+        if self.context_size:
+            parts.append(f"ctx {_short(self.context_used)}/{_short(self.context_size)}")
+        if self.speed:
+            parts.append(f"ttft {self.ttft:.2f}s · {self.speed:.1f} tok/s")
+        if self.debug:
+            parts.append("DEBUG")
+        parts.append(self.state)
+        return " · ".join(parts)

@@ -1,0 +1,217 @@
+"""One exchange in the conversation: the user's message, and the assistant turn that answers it.
+
+The assistant turn turns engine events into widgets: the final answer streams as Markdown
+through ``MarkdownStream``; commentary preambles are quiet lines; tool calls are collapsible
+rows; analysis (raw chain of thought) is kept in a block that only debug mode shows, while a
+thinking indicator counts its tokens.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.widgets import Collapsible, Markdown, Static
+from textual.widgets.markdown import MarkdownStream
+
+from harmony_chat.harmony.events import (
+    ContentDelta,
+    MessageStarted,
+    RawToken,
+    Recovery,
+    StopReason,
+    ToolCall,
+)
+from harmony_chat.harmony.turn import TurnEvent, TurnStats
+
+_FENCE = re.compile(r"```[^\n]*\n(.*?)```", re.S)
+
+
+def code_blocks(markdown: str) -> list[str]:
+    """Return the contents of the fenced code blocks in ``markdown``."""
+    return [match.group(1).rstrip("\n") for match in _FENCE.finditer(markdown)]
+
+
+class UserMessage(Static):
+    """What the user sent."""
+
+    DEFAULT_CSS = """
+    UserMessage { background: $user-message; padding: 0 1; margin: 1 0 0 0; }
+    """
+
+
+class Answer(Markdown):
+    """The final answer, streamed as Markdown."""
+
+    DEFAULT_CSS = "Answer { margin: 0; padding: 0 1; background: transparent; }"
+
+    def __init__(self) -> None:
+        super().__init__("", classes="answer")
+        self._stream: MarkdownStream | None = None
+
+    async def write(self, fragment: str) -> None:
+        """Append a fragment through the widget's Markdown stream."""
+        if self._stream is None:
+            self._stream = Markdown.get_stream(self)
+        await self._stream.write(fragment)
+
+    async def finish(self) -> None:
+        """Flush and close the stream."""
+        if self._stream is not None:
+            await self._stream.stop()
+            self._stream = None
+
+
+class AssistantTurn(Vertical):
+    """The widgets of one assistant turn, fed by batches of engine events."""
+
+    DEFAULT_CSS = """
+    AssistantTurn { height: auto; margin: 1 0 0 0; }
+    AssistantTurn .thinking { color: $text-muted; padding: 0 1; text-style: italic; }
+    AssistantTurn .analysis { display: none; color: $channel-analysis; border-left: thick $channel-analysis;
+                              padding: 0 1; margin: 0 0 1 0; }
+    AssistantTurn .preamble { color: $channel-commentary; padding: 0 1; text-style: italic; }
+    AssistantTurn .notice { color: $text-muted; padding: 0 1; }
+    AssistantTurn .error { color: $error; padding: 0 1; text-style: bold; }
+    AssistantTurn .footer { color: $text-muted; padding: 0 1; }
+    AssistantTurn Collapsible { margin: 0 1; }
+    """
+
+    def __init__(self, turn_id: int, effort: str) -> None:
+        super().__init__(id=f"turn-{turn_id}")
+        self.turn_id = turn_id
+        self.effort = effort
+        self.final_text = ""
+        self.analysis_tokens = 0
+        self.answer_tokens = 0
+        self.stop_reason: StopReason | None = None
+        self.recoveries: list[str] = []
+        self._started = time.monotonic()
+        self._thinking = Static("Thinking…", classes="thinking")
+        self._answer: Answer | None = None
+        self._analysis: Static | None = None
+        self._analysis_text: list[str] = []
+        self._preamble: Static | None = None
+        self._preamble_text = ""
+        self._channel: str | None = None
+        self._recipient: str | None = None
+
+    def compose(self) -> ComposeResult:
+        """Build the widget tree."""
+        yield self._thinking
+
+    @property
+    def thinking(self) -> bool:
+        """Whether the model is reasoning (analysis) right now."""
+        return self.stop_reason is None and self._channel in (None, "analysis")
+
+    def tick(self) -> None:
+        """Refresh the thinking indicator's live count and elapsed time."""
+        if self.stop_reason is None and self._thinking.display:
+            seconds = time.monotonic() - self._started
+            label = "Thinking" if self._channel in (None, "analysis") else "Working"
+            self._thinking.update(f"{label}… {self.analysis_tokens} tokens · {seconds:.1f}s")
+
+    async def apply(self, events: list[TurnEvent]) -> None:
+        """Render a batch of events, coalescing consecutive deltas of the answer."""
+        pending = ""
+        for event in events:
+            if isinstance(event, ContentDelta) and event.channel == "final" and not event.recipient:
+                pending += event.text
+                continue
+            if pending:
+                await self._write_answer(pending)
+                pending = ""
+            await self._apply_one(event)
+        if pending:
+            await self._write_answer(pending)
+        self.tick()
+
+    async def _apply_one(self, event: TurnEvent) -> None:
+        if isinstance(event, RawToken):
+            if event.channel == "analysis":
+                self.analysis_tokens += 1
+            elif event.channel == "final":
+                self.answer_tokens += 1
+        elif isinstance(event, MessageStarted):
+            self._channel, self._recipient = event.channel, event.recipient
+            self._preamble = None
+        elif isinstance(event, ContentDelta):
+            if event.recipient:
+                return
+            if event.channel == "commentary":
+                await self._write_preamble(event.text)
+            elif event.channel != "final":
+                self._analysis_text.append(event.text)
+                await self._ensure_analysis()
+        elif isinstance(event, ToolCall):
+            row = Collapsible(Static(event.arguments), title=f"Tool call → {event.name}", collapsed=True)
+            await self.mount(row, before=self._answer)
+        elif isinstance(event, Recovery):
+            self.recoveries.append(event.kind)
+            await self.mount(
+                Static(f"Repaired malformed model output ({event.kind}): {event.detail}", classes="notice")
+            )
+        elif isinstance(event, TurnStats):
+            await self._finish(event)
+
+    async def _write_answer(self, text: str) -> None:
+        if self._answer is None:
+            self._answer = Answer()
+            await self.mount(self._answer)
+            self._thinking.display = False
+        self.final_text += text
+        await self._answer.write(text)
+
+    async def _write_preamble(self, text: str) -> None:
+        self._preamble_text = text if self._preamble is None else self._preamble_text + text
+        if self._preamble is None:
+            self._preamble = Static("", classes="preamble")
+            await self.mount(self._preamble, before=self._answer)
+        self._preamble.update(self._preamble_text)
+
+    async def _ensure_analysis(self) -> None:
+        if self._analysis is None:
+            self._analysis = Static("", classes="analysis")
+            await self.mount(self._analysis, after=self._thinking)
+        if self.screen.has_class("-debug"):
+            self.show_analysis()
+
+    def show_analysis(self) -> None:
+        """Bring the analysis block up to date (called when debug mode shows it)."""
+        if self._analysis is not None:
+            self._analysis.update(
+                "Analysis (raw chain of thought, not reviewed for safety)\n" + "".join(self._analysis_text)
+            )
+
+    def add_tool_result(self, name: str, output: str) -> None:
+        """Show a tool's result as a collapsible row."""
+        self.mount(Collapsible(Static(output), title=f"Tool result ← {name}", collapsed=True))
+
+    async def _finish(self, stats: TurnStats) -> None:
+        self.stop_reason = stats.reason
+        if self._answer is not None:
+            await self._answer.finish()
+        self._thinking.display = False
+        figures = stats.stats
+        parts = [f"effort {stats.effort}", f"{figures.generated_tokens} tokens"]
+        if figures.decode_tokens_per_s:
+            parts.append(f"{figures.decode_tokens_per_s:.1f} tok/s")
+        if stats.reason is StopReason.CANCELLED:
+            parts.insert(0, "■ stopped")
+        elif stats.truncated or stats.reason is StopReason.LENGTH:
+            parts.insert(0, "✂ cut off at the token limit")
+        elif stats.reason is StopReason.CALL:
+            parts.insert(0, "waiting for a tool result")
+        if stats.evicted_turns:
+            parts.append(f"{stats.evicted_turns} oldest turns left out of the context")
+        await self.mount(Static(" · ".join(parts), classes="footer"))
+
+    async def show_error(self, message: str) -> None:
+        """Show an engine error in this turn."""
+        self._thinking.display = False
+        if self._answer is not None:
+            await self._answer.finish()
+        await self.mount(Static(f"⚠ {message}", classes="error"))

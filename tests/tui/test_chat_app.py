@@ -1,0 +1,287 @@
+"""The chat app driven headless through Pilot, on the replay backend."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from textual.widgets import Button, Collapsible, RichLog
+
+from harmony_chat.config import Settings, load_settings
+from harmony_chat.harmony.events import StopReason
+from harmony_chat.tui.screens.help import HelpScreen
+from harmony_chat.tui.widgets.turn import Answer, AssistantTurn, UserMessage
+from harmony_chat.tui.widgets.welcome import WelcomePanel
+from tests.tui.harness import make_app, replay_factory, send, settle
+
+LINKED_LIST = "How do I reverse a linked list in Python?"
+
+
+async def test_final_answer_streams_in_as_markdown() -> None:
+    app = make_app()
+    async with app.run_test(size=(100, 32)) as pilot:
+        await settle(pilot)
+        assert app.chat.status.model == "demo (replay)"
+        await send(pilot, LINKED_LIST)
+        turn = app.chat.query_one(AssistantTurn)
+        assert turn.final_text.startswith("Walk the list once and flip each `next` pointer")
+        assert "def reverse(head: Node | None)" in turn.final_text
+        answer = turn.query_one(Answer)
+        assert answer.source == turn.final_text
+        assert turn.stop_reason is StopReason.RETURN
+        assert app.chat.query_one(UserMessage).render().plain == LINKED_LIST  # type: ignore[union-attr]
+        assert app.chat.status.state == "idle" and app.chat.status.speed > 0
+        assert app.chat.session is not None and app.chat.session.turns[-1].effort == "medium"
+
+
+async def test_analysis_hidden_by_default_and_shown_in_debug_mode() -> None:
+    app = make_app()
+    async with app.run_test(size=(120, 32)) as pilot:
+        await settle(pilot)
+        await send(pilot, LINKED_LIST)
+        analysis = app.chat.query_one(".analysis")
+        assert not analysis.display
+        assert "Iterative approach" not in app.chat.query_one(AssistantTurn).final_text
+        inspector = app.chat.inspector
+        assert not inspector.display
+        await pilot.press("f12")
+        await pilot.pause(0.1)
+        assert analysis.display and inspector.display
+        assert "Iterative approach" in str(analysis.render())
+        assert app.chat.status.debug
+        await pilot.press("f12")
+        await pilot.pause(0.1)
+        assert not analysis.display
+
+
+async def test_token_inspector_rows_appear_live() -> None:
+    app = make_app()
+    async with app.run_test(size=(120, 32)) as pilot:
+        await settle(pilot)
+        await pilot.press("f12")
+        await send(pilot, LINKED_LIST)
+        log = app.chat.inspector.query_one(RichLog)
+        assert len(log.lines) == len(app.chat.inspector.buffer) > 100
+        text = "\n".join(line.text for line in log.lines)
+        assert "<|channel|>" in text and "<|return|>" in text and "analysis" in text and "final" in text
+        assert "Reasoning: medium" in app.chat.inspector.prompt_text
+        assert app.chat.inspector.prompt_text.startswith("<|start|>system<|message|>")
+
+
+async def test_effort_cycling_changes_the_next_rendered_prompt() -> None:
+    app = make_app()
+    async with app.run_test(size=(100, 32)) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+r")
+        assert app.chat.status.effort == "high"
+        await send(pilot, LINKED_LIST)
+        assert "Reasoning: high" in app.chat.inspector.prompt_text
+        assert app.chat.session is not None and app.chat.session.turns[-1].effort == "high"
+        await pilot.press("ctrl+r")
+        assert app.chat.status.effort == "low"
+        await send(pilot, "Why is the sky blue? Keep it short.")
+        assert "Reasoning: low" in app.chat.inspector.prompt_text
+        efforts = [turn.effort for turn in app.chat.query(AssistantTurn)]
+        assert efforts == ["high", "low"]
+
+
+async def test_escape_stops_mid_stream_and_keeps_the_partial_answer() -> None:
+    app = make_app(factory=replay_factory(delay=0.01))
+    async with app.run_test(size=(100, 32)) as pilot:
+        await settle(pilot)
+        app.chat.prompt.text = LINKED_LIST
+        await pilot.press("enter")
+        for _ in range(200):
+            await pilot.pause(0.02)
+            if app.chat.current_turn is not None and len(app.chat.current_turn.final_text) > 20:
+                break
+        await pilot.press("escape")
+        await settle(pilot)
+        turn = app.chat.query_one(AssistantTurn)
+        assert turn.stop_reason is StopReason.CANCELLED
+        assert 20 <= len(turn.final_text) < 400
+        assert "stopped" in str(turn.query_one(".footer").render())
+        assert app.chat.session is not None
+        assert app.chat.session.history[-1].channel == "final"
+        assert app.chat.session.history[-1].content[0].text == turn.final_text
+
+
+async def test_new_chat_clears_everything() -> None:
+    app = make_app()
+    async with app.run_test(size=(100, 32)) as pilot:
+        await settle(pilot)
+        await send(pilot, LINKED_LIST)
+        await pilot.press("ctrl+n")
+        await pilot.pause(0.1)
+        assert not app.chat.query(AssistantTurn) and not app.chat.query(UserMessage)
+        assert app.chat.session is not None and app.chat.session.history == []
+
+
+async def test_theme_switch_is_applied_and_saved(tmp_path: Path) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text('[chat]\neffort = "low"\n')
+    app = make_app(settings=load_settings(config))
+    async with app.run_test(size=(100, 32)) as pilot:
+        await settle(pilot)
+        assert app.theme == "harmony-dark"
+        app.chat.prompt.text = "/theme harmony-light"
+        await pilot.press("enter")
+        await pilot.pause(0.1)
+        assert app.theme == "harmony-light"
+        assert app.current_theme.variables["channel-final"] == "#1f7a35"
+    assert load_settings(config).ui.theme == "harmony-light"
+    assert load_settings(config).chat.effort == "low"
+
+
+async def test_model_error_is_shown_not_raised(tmp_path: Path) -> None:
+    app = make_app(factory=None, demo=False, model=tmp_path / "missing.gguf")
+    app.backend_factory = __import__("harmony_chat.launch", fromlist=["create_backend"]).create_backend
+    async with app.run_test(size=(100, 32)) as pilot:
+        await settle(pilot)
+        panel = app.chat.query_one(WelcomePanel)
+        assert panel.notice is not None and "model file not found" in panel.notice
+        assert app.chat.status.state in ("error", "no model")
+
+
+async def test_context_overflow_gives_the_message_back() -> None:
+    app = make_app(context=300)
+    async with app.run_test(size=(100, 32)) as pilot:
+        await settle(pilot)
+        long_text = "word " * 400
+        await send(pilot, long_text)
+        assert app.chat.prompt.text == long_text
+        assert not app.chat.query(AssistantTurn) and not app.chat.query(UserMessage)
+        assert app.chat.session is not None and app.chat.session.history == []
+
+
+async def test_welcome_screen_without_a_model_then_demo() -> None:
+    app = make_app(demo=False)
+    async with app.run_test(size=(100, 36)) as pilot:
+        await settle(pilot)
+        panel = app.chat.query_one(WelcomePanel)
+        text = " ".join(str(w.render()) for w in panel.query("Static"))
+        assert "No gpt-oss GGUF files found" in text
+        assert app.chat.backend is None
+        await pilot.click("#demo")
+        await settle(pilot)
+        assert not app.chat.query(WelcomePanel)
+        assert app.chat.backend is not None and app.chat.status.model == "demo (replay)"
+        await send(pilot, LINKED_LIST)
+        assert app.chat.query_one(AssistantTurn).final_text
+
+
+async def test_welcome_lists_models_found_on_this_machine(isolated_home: Path, tiny_gguf: Path) -> None:
+    models = isolated_home / "models"
+    models.mkdir()
+    (models / "gpt-oss-tiny.gguf").symlink_to(tiny_gguf)
+    app = make_app(demo=False)
+    async with app.run_test(size=(100, 36)) as pilot:
+        await settle(pilot)
+        buttons = [str(b.label) for b in app.chat.query_one(WelcomePanel).query(Button)]
+        assert any("gpt-oss-tiny.gguf" in label and "~/models" in label for label in buttons)
+
+
+async def test_slash_commands_and_unknown_command_keeps_text() -> None:
+    app = make_app()
+    async with app.run_test(size=(100, 32)) as pilot:
+        await settle(pilot)
+        app.chat.prompt.text = "/effort high"
+        await pilot.press("enter")
+        assert app.chat.status.effort == "high" and app.chat.prompt.text == ""
+        app.chat.prompt.text = "/frobnicate now"
+        await pilot.press("enter")
+        await pilot.pause(0.05)
+        assert app.chat.prompt.text == "/frobnicate now"
+
+
+async def test_regenerate_at_another_effort_and_edit_last(monkeypatch: pytest.MonkeyPatch) -> None:
+    app = make_app()
+    async with app.run_test(size=(100, 32)) as pilot:
+        await settle(pilot)
+        await send(pilot, LINKED_LIST)
+        app.chat.prompt.text = "/regen low"
+        await pilot.press("enter")
+        await settle(pilot)
+        turns = list(app.chat.query(AssistantTurn))
+        assert len(turns) == 1 and turns[0].effort == "low"
+        assert "Reasoning: low" in app.chat.inspector.prompt_text
+        assert app.chat.session is not None
+        assert [m.author.role.value for m in app.chat.session.history].count("user") == 1
+        app.chat.prompt.text = "/edit"
+        await pilot.press("enter")
+        await pilot.pause(0.1)
+        assert app.chat.prompt.text == LINKED_LIST
+        assert not app.chat.query(AssistantTurn) and app.chat.session.history == []
+
+
+async def test_copy_answer_and_code_block(monkeypatch: pytest.MonkeyPatch) -> None:
+    app = make_app()
+    copied: list[str] = []
+    monkeypatch.setattr(app, "copy_to_clipboard", copied.append)
+    async with app.run_test(size=(100, 32)) as pilot:
+        await settle(pilot)
+        await send(pilot, LINKED_LIST)
+        app.chat.prompt.text = "/copy"
+        await pilot.press("enter")
+        app.chat.prompt.text = "/copy code 1"
+        await pilot.press("enter")
+        await pilot.pause(0.05)
+    assert copied[0].startswith("Walk the list once")
+    assert copied[1].startswith("from dataclasses import dataclass") and not copied[1].startswith("```")
+
+
+async def test_preamble_is_shown_as_its_own_quiet_line() -> None:
+    app = make_app()
+    async with app.run_test(size=(100, 40)) as pilot:
+        await settle(pilot)
+        for question in ("q1", "q2", "Plan a tiny CLI that counts words in a file."):
+            await send(pilot, question)
+        last = list(app.chat.query(AssistantTurn))[-1]
+        assert str(last.query_one(".preamble").render()) == "Here is a plan first, then the code."
+        assert "Here is a plan" not in last.final_text
+
+
+async def test_tool_call_rows_render_from_engine_events(tmp_path: Path) -> None:
+    recording = tmp_path / "tool.txt"
+    recording.write_text(
+        "<|channel|>analysis<|message|>Need weather.<|end|><|start|>assistant<|channel|>commentary"
+        "<|message|>Checking the weather.<|end|><|start|>assistant<|channel|>commentary "
+        'to=functions.get_weather <|constrain|>json<|message|>{"city": "Oslo"}<|call|>'
+    )
+    app = make_app(factory=replay_factory(recording))
+    async with app.run_test(size=(100, 32)) as pilot:
+        await settle(pilot)
+        await send(pilot, "Weather in Oslo?")
+        row = app.chat.query_one(AssistantTurn).query_one(Collapsible)
+        assert row.title == "Tool call → functions.get_weather" and row.collapsed
+        assert app.chat.query_one(AssistantTurn).stop_reason is StopReason.CALL
+
+
+async def test_help_screen_lists_keys_and_keymap_remaps(tmp_path: Path) -> None:
+    settings = Settings(keymap={"cycle-effort": "ctrl+e"})
+    app = make_app(settings=settings)
+    async with app.run_test(size=(100, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+e")
+        assert app.chat.status.effort == "high"
+        await pilot.press("f1")
+        await pilot.pause(0.1)
+        assert isinstance(app.screen, HelpScreen)
+        markdown = app.screen.query_one("Markdown").source  # type: ignore[attr-defined]
+        assert "`ctrl+e` | Cycle reasoning effort" in markdown and "`f12`" in markdown and "/effort" in markdown
+        await pilot.press("escape")
+        assert not isinstance(app.screen, HelpScreen)
+
+
+async def test_generating_keeps_the_ui_responsive() -> None:
+    app = make_app(factory=replay_factory(delay=0.005))
+    async with app.run_test(size=(100, 32)) as pilot:
+        await settle(pilot)
+        app.chat.prompt.text = LINKED_LIST
+        await pilot.press("enter")
+        await pilot.pause(0.1)
+        assert app.chat.generating
+        await pilot.press("h", "i")
+        assert app.chat.prompt.text == "hi"
+        await settle(pilot)
+        assert app.chat.query_one(AssistantTurn).stop_reason is StopReason.RETURN
