@@ -29,6 +29,8 @@ class LaunchOptions:
     temperature: float = 1.0
     max_tokens: int = 4096
     seed: int | None = None
+    start_date: str | None = None
+    """Conversation date for new chats (None: today); pinned for repeatable screenshots."""
 
     @property
     def has_model(self) -> bool:
@@ -75,11 +77,15 @@ def create_backend(options: LaunchOptions) -> tuple[ModelBackend, Path | None]:
     from harmony_chat.backends.sources import resolve_model
 
     if options.demo or options.replay:
-        from harmony_chat.demo import demo_recording
+        from harmony_chat.demo import choose_demo_turn, demo_recording
 
         path = options.replay or demo_recording()
         name = "demo (replay)" if options.demo else f"replay: {path.name}"
-        return ReplayBackend(path, delay_s=options.replay_delay, context_size=options.context, name=name), None
+        chooser = choose_demo_turn if options.demo else None
+        backend: ModelBackend = ReplayBackend(
+            path, delay_s=options.replay_delay, context_size=options.context, name=name, chooser=chooser
+        )
+        return backend, None
     model_path = resolve_model(options.model, options.hf_repo, options.hf_file)
     if model_path is None:
         from harmony_chat.errors import ModelError

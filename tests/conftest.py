@@ -80,3 +80,15 @@ def tiny_gguf(tmp_path_factory: pytest.TempPathFactory, ranks: list[bytes], merg
     return write_gpt_oss_gguf(
         path, shape, random_tensors(shape, seed=1), ranks, merges=merges, chat_template=chat_template
     )
+
+
+@pytest.fixture
+def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("HF_HOME", str(home / "hf"))
+    monkeypatch.delenv("HF_HUB_CACHE", raising=False)
+    monkeypatch.setenv("LLAMA_CACHE", str(home / "llama"))
+    monkeypatch.setenv("HARMONY_CHAT_CONFIG_DIR", str(home / "config"))
+    return home

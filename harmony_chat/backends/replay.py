@@ -71,6 +71,19 @@ def write_recording(path: Path, turns: Sequence[Sequence[int]]) -> None:
     path.write_text(TURN_SEPARATOR.join(encoding.decode(list(turn)) for turn in turns) + "\n", encoding="utf-8")
 
 
+class SteppingClock:
+    """A clock that advances a fixed step per reading, so replayed timings are repeatable."""
+
+    def __init__(self, step: float = 0.02) -> None:
+        self.now = 0.0
+        self.step = step
+
+    def __call__(self) -> float:
+        """Advance one step and return the time."""
+        self.now += self.step
+        return self.now
+
+
 class ReplayBackend(ModelBackend):
     """Plays back recorded turns, one per ``generate`` call (cycling), as if a model produced them.
 
@@ -83,6 +96,7 @@ class ReplayBackend(ModelBackend):
         context_size: the context size to report.
         name: the model name to report.
         clock: the time source for the reported timings (a fake one makes them repeatable).
+        chooser: picks the turn to play from the prompt (None: play the turns in order, cycling).
     """
 
     name = "replay"
@@ -96,9 +110,11 @@ class ReplayBackend(ModelBackend):
         context_size: int = 131072,
         name: str | None = None,
         clock: Callable[[], float] = time.perf_counter,
+        chooser: Callable[[Sequence[int]], int | None] | None = None,
     ) -> None:
         super().__init__()
         self.clock = clock
+        self.chooser = chooser
         self.path = path
         self._turns = [list(turn) for turn in turns] if turns is not None else []
         self.delay_s = delay_s
@@ -137,7 +153,8 @@ class ReplayBackend(ModelBackend):
         should_stop: Callable[[], bool],
     ) -> Generator[int, None, None]:
         """Yield the next recorded turn's token ids."""
-        turn = self._turns[self._next_turn % len(self._turns)]
+        chosen = self.chooser(prompt) if self.chooser is not None else None
+        turn = self._turns[(self._next_turn if chosen is None else chosen) % len(self._turns)]
         self._next_turn += 1
         reused = min(_common_prefix(self._cached, prompt), max(len(prompt) - 1, 0))
         stats = self.last_stats = GenerationStats(

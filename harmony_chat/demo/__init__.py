@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from importlib.resources import files
 from pathlib import Path
 
@@ -11,6 +13,18 @@ DEMO_QUESTIONS = (
     "Plan a tiny CLI that counts words in a file.",
 )
 """What each recorded turn answers, in order; the welcome screen suggests them."""
+
+
+def choose_demo_turn(prompt: Sequence[int]) -> int | None:
+    """Pick the recorded answer whose question best matches the prompt's last user message."""
+    from harmony_chat.harmony.vocab import load_encoding
+
+    text = load_encoding().decode(list(prompt))
+    asked = text.rsplit("<|start|>user<|message|>", 1)[-1].split("<|end|>", 1)[0]
+    words = set(re.findall(r"[a-z]+", asked.lower()))
+    scores = [len(words & set(re.findall(r"[a-z]+", question.lower()))) for question in DEMO_QUESTIONS]
+    best = max(range(len(scores)), key=scores.__getitem__)
+    return best if scores[best] >= 2 else None
 
 
 def demo_recording() -> Path:

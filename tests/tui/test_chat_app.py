@@ -10,9 +10,10 @@ from textual.widgets import Button, Collapsible, RichLog
 from harmony_chat.config import Settings, load_settings
 from harmony_chat.harmony.events import StopReason
 from harmony_chat.tui.screens.help import HelpScreen
+from harmony_chat.tui.screenshots import replay_factory
 from harmony_chat.tui.widgets.turn import Answer, AssistantTurn, UserMessage
 from harmony_chat.tui.widgets.welcome import WelcomePanel
-from tests.tui.harness import make_app, replay_factory, send, settle
+from tests.tui.harness import make_app, send, settle
 
 LINKED_LIST = "How do I reverse a linked list in Python?"
 
@@ -140,7 +141,7 @@ async def test_model_error_is_shown_not_raised(tmp_path: Path) -> None:
         await settle(pilot)
         panel = app.chat.query_one(WelcomePanel)
         assert panel.notice is not None and "model file not found" in panel.notice
-        assert app.chat.status.state in ("error", "no model")
+        assert app.chat.status.state == "model failed to load"
 
 
 async def test_context_overflow_gives_the_message_back() -> None:

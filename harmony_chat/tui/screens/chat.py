@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING, cast
 
-from openai_harmony import Role
+from openai_harmony import HarmonyEncoding, Role
 from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, VerticalScroll
@@ -122,7 +122,7 @@ class ChatScreen(Screen[None]):
         for old in self.query(WelcomePanel):
             await old.remove()
         await self.log_view.mount(WelcomePanel(message.models, message.notice))
-        self.status.state = "no model"
+        self.status.state = "model failed to load" if message.notice else "pick a model or try the demo"
 
     def on_model_loading(self, message: ModelLoading) -> None:
         """Show load progress."""
@@ -139,16 +139,20 @@ class ChatScreen(Screen[None]):
         for panel in self.query(WelcomePanel):
             await panel.remove()
         if self.session is None:
-            launch = self.chat_app.launch
-            self.session = ChatSession(
-                load_encoding(),
-                effort=parse_effort(launch.effort),
-                instructions=launch.instructions,
-                context_size=info.context_size,
-            )
+            self.session = self._new_session(load_encoding(), info.context_size)
         else:
             self.session.context_size = info.context_size
         self.prompt.focus()
+
+    def _new_session(self, encoding: HarmonyEncoding, context_size: int | None) -> ChatSession:
+        launch = self.chat_app.launch
+        return ChatSession(
+            encoding,
+            effort=parse_effort(launch.effort),
+            instructions=launch.instructions,
+            context_size=context_size,
+            start_date=launch.start_date,
+        )
 
     def on_model_failed(self, message: ModelFailed) -> None:
         """Show why the model did not load, with the way forward."""
@@ -316,13 +320,7 @@ class ChatScreen(Screen[None]):
         self.current_turn = None
         self.inspector.clear()
         if self.session is not None:
-            launch = self.chat_app.launch
-            self.session = ChatSession(
-                self.session.encoding,
-                effort=parse_effort(launch.effort),
-                instructions=launch.instructions,
-                context_size=self.session.context_size,
-            )
+            self.session = self._new_session(self.session.encoding, self.session.context_size)
         self.status.context_used = 0
         self.prompt.focus()
 

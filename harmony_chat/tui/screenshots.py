@@ -1,0 +1,116 @@
+"""Produce the README's screenshots from the replay backend: ``python -m harmony_chat.tui.screenshots``."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from textual.pilot import Pilot
+
+from harmony_chat.backends.base import ModelBackend
+from harmony_chat.backends.replay import ReplayBackend, SteppingClock
+from harmony_chat.config import Settings, UiSettings
+from harmony_chat.demo import DEMO_QUESTIONS, choose_demo_turn, demo_recording
+from harmony_chat.launch import LaunchOptions
+from harmony_chat.tui.app import HarmonyChatApp
+
+SIZE = (120, 36)
+PINNED_DATE = "2026-11-21"
+"""The conversation date in screenshots and snapshots, so they do not change from day to day."""
+
+
+def replay_factory(path: Path | None = None, delay: float = 0.0, name: str = "demo (replay)") -> Any:
+    """A backend factory replaying ``path`` (the bundled demo by default) with repeatable timings."""
+
+    def factory(options: LaunchOptions) -> tuple[ModelBackend, Path | None]:
+        backend = ReplayBackend(
+            path or demo_recording(),
+            delay_s=delay,
+            clock=SteppingClock(),
+            name=name,
+            context_size=options.context,
+            chooser=None if path else choose_demo_turn,
+        )
+        return backend, None
+
+    return factory
+
+
+async def wait_idle(pilot: Pilot[Any], rounds: int = 60) -> None:
+    """Wait until no worker runs and no answer is being generated."""
+    app: Any = pilot.app
+    for _ in range(rounds):
+        await app.workers.wait_for_complete()
+        await pilot.pause(0.05)
+        chat = getattr(app, "chat", None)
+        if chat is None or not chat.generating:
+            break
+    await pilot.pause(0.1)
+
+
+async def _shot(path: Path, app: HarmonyChatApp, steps: Callable[[Pilot[Any]], Awaitable[None]]) -> None:
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_idle(pilot)
+        await steps(pilot)
+        await wait_idle(pilot)
+        app.save_screenshot(filename=path.name, path=str(path.parent))
+
+
+async def _chat(pilot: Pilot[Any]) -> None:
+    app: Any = pilot.app
+    for question in (DEMO_QUESTIONS[2], DEMO_QUESTIONS[0]):
+        app.chat.prompt.text = question
+        await pilot.press("enter")
+        await wait_idle(pilot)
+
+
+async def show_debug(pilot: Pilot[Any]) -> None:
+    """Toggle debug mode and wait until the inspector has laid out its rows."""
+    await pilot.press("f12")
+    for _ in range(3):
+        await pilot.pause(0.1)
+        await pilot.wait_for_scheduled_animations()
+
+
+async def _debug(pilot: Pilot[Any]) -> None:
+    await _chat(pilot)
+    await show_debug(pilot)
+
+
+async def _nothing(pilot: Pilot[Any]) -> None:
+    return None
+
+
+def _app(theme: str = "harmony-dark", demo: bool = True) -> HarmonyChatApp:
+    return HarmonyChatApp(
+        LaunchOptions(demo=demo), Settings(ui=UiSettings(theme=theme)), backend_factory=replay_factory()
+    )
+
+
+async def make_screenshots(folder: Path) -> list[Path]:
+    """Write chat (dark and light), debug and welcome screenshots into ``folder``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    shots = [
+        (folder / "chat-dark.svg", _app(), _chat),
+        (folder / "chat-light.svg", _app("harmony-light"), _chat),
+        (folder / "debug.svg", _app(), _debug),
+        (folder / "welcome.svg", _app(demo=False), _nothing),
+    ]
+    for path, app, steps in shots:
+        await _shot(path, app, steps)
+    return [path for path, _, _ in shots]
+
+
+def main() -> None:
+    """Write the screenshots (default: ``screenshots/`` in the current directory)."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--out", type=Path, default=Path("screenshots"))
+    for path in asyncio.run(make_screenshots(parser.parse_args().out)):
+        print(path)
+
+
+if __name__ == "__main__":
+    main()
