@@ -135,8 +135,9 @@ async def test_theme_switch_is_applied_and_saved(tmp_path: Path) -> None:
 
 
 async def test_model_error_is_shown_not_raised(tmp_path: Path) -> None:
-    app = make_app(factory=None, demo=False, model=tmp_path / "missing.gguf")
-    app.backend_factory = __import__("harmony_chat.launch", fromlist=["create_backend"]).create_backend
+    from harmony_chat.launch import create_backend
+
+    app = make_app(factory=create_backend, demo=False, model=tmp_path / "missing.gguf")
     async with app.run_test(size=(100, 32)) as pilot:
         await settle(pilot)
         panel = app.chat.query_one(WelcomePanel)
@@ -286,3 +287,33 @@ async def test_generating_keeps_the_ui_responsive() -> None:
         assert app.chat.prompt.text == "hi"
         await settle(pilot)
         assert app.chat.query_one(AssistantTurn).stop_reason is StopReason.RETURN
+
+
+async def test_repaired_model_output_is_shown_quietly(tmp_path: Path) -> None:
+    recording = tmp_path / "broken.txt"
+    recording.write_text("<|channel|>analysis<|message|>hmm<|channel|>final<|message|>Fine answer.<|return|>")
+    app = make_app(factory=replay_factory(recording))
+    async with app.run_test(size=(100, 32)) as pilot:
+        await settle(pilot)
+        await send(pilot, "q")
+        turn = app.chat.query_one(AssistantTurn)
+        assert turn.final_text == "Fine answer."
+        assert "implicit-end" in str(turn.query_one(".notice").render())
+        assert "<|channel|>" not in turn.final_text
+
+
+async def test_another_architecture_is_shown_not_raised(tmp_path: Path) -> None:
+    from gguf import GGUFWriter
+
+    from harmony_chat.launch import create_backend
+
+    path = tmp_path / "llama.gguf"
+    writer = GGUFWriter(str(path), "llama")
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.close()
+    app = make_app(factory=create_backend, demo=False, model=path)
+    async with app.run_test(size=(100, 32)) as pilot:
+        await settle(pilot)
+        notice = app.chat.query_one(WelcomePanel).notice
+        assert notice is not None and "architecture 'llama', not gpt-oss" in notice

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from harmony_chat.models import find_models
 from harmony_chat.tui.themes import REQUIRED_VARIABLES, bundled_theme_dir, load_themes
 
@@ -43,3 +45,18 @@ def test_find_models_keeps_gpt_oss_only(tmp_path: Path, tiny_gguf: Path) -> None
     found = find_models([("Hugging Face cache", tmp_path / "hub"), ("~/models", other), ("none", tmp_path / "x")])
     assert [model.path.name for model in found] == ["gpt-oss-tiny.gguf"]
     assert found[0].source == "Hugging Face cache" and found[0].size_gb > 0.01
+
+
+def test_models_command(
+    tmp_path: Path, tiny_gguf: Path, isolated_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from harmony_chat.cli import main
+
+    assert main(["models"]) == 0
+    captured = capsys.readouterr()
+    assert captured.out == "" and "No gpt-oss GGUF files found" in captured.err and "--hf-repo" in captured.err
+    (isolated_home / "models").mkdir()
+    (isolated_home / "models" / "tiny.gguf").symlink_to(tiny_gguf)
+    assert main(["models"]) == 0
+    line = capsys.readouterr().out.strip()
+    assert line.endswith("GB\t~/models") and "tiny.gguf" in line
