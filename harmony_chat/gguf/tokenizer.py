@@ -76,23 +76,34 @@ def tiktoken_bytes(ranks: Iterable[bytes]) -> bytes:
     return b"\n".join(lines) + b"\n"
 
 
-def derive_merges(ranks: Sequence[bytes]) -> list[str]:
-    """Derive GGUF BPE merges from tiktoken ranks.
+def _last_merge(data: bytes, rank_of: dict[bytes, int], max_rank: int) -> tuple[bytes, bytes] | None:
+    """Run tiktoken's BPE on ``data`` with ranks below ``max_rank``; return the final two parts."""
+    parts = [data[i : i + 1] for i in range(len(data))]
+    while len(parts) > 2:
+        best, best_rank = -1, max_rank
+        for i in range(len(parts) - 1):
+            rank = rank_of.get(parts[i] + parts[i + 1])
+            if rank is not None and rank < best_rank:
+                best, best_rank = i, rank
+        if best < 0:
+            return None
+        parts[best : best + 2] = [parts[best] + parts[best + 1]]
+    return (parts[0], parts[1]) if len(parts) == 2 else None
 
-    Every way to split a token into two tokens that both exist becomes a merge; merges are
-    ordered by the rank of the merged token, then by the ranks of the two parts. Applying merges in
-    that order reproduces tiktoken's rank-based BPE.
+
+def derive_merges(ranks: Sequence[bytes]) -> list[str]:
+    """Derive GGUF BPE merges from tiktoken ranks: one merge per multi-byte token.
+
+    Each token's merge is the last step of tiktoken's own BPE on its bytes (ranks below its own).
+    Inside any text, the merges within a token's span happen in the same rank order as for the
+    token alone, so applying these merges by token rank reproduces tiktoken exactly.
     """
     rank_of = {data: rank for rank, data in enumerate(ranks)}
-    merges: list[tuple[int, int, int, bytes, bytes]] = []
+    merges: list[str] = []
     for rank, data in enumerate(ranks):
-        for cut in range(1, len(data)):
-            left, right = data[:cut], data[cut:]
-            left_rank, right_rank = rank_of.get(left), rank_of.get(right)
-            if left_rank is not None and right_rank is not None:
-                merges.append((rank, left_rank, right_rank, left, right))
-    merges.sort()
-    return [f"{bytes_to_token(left)} {bytes_to_token(right)}" for *_, left, right in merges]
+        if len(data) > 1 and (pair := _last_merge(data, rank_of, rank)) is not None:
+            merges.append(f"{bytes_to_token(pair[0])} {bytes_to_token(pair[1])}")
+    return merges
 
 
 def harmony_vocabulary(ranks: Sequence[bytes]) -> tuple[list[str], list[int]]:

@@ -36,8 +36,9 @@ def test_tiktoken_file_round_trip(ranks: list[bytes], vocab_file: Path) -> None:
 
 
 def test_merges_follow_ranks() -> None:
-    ranks = [b"a", b"b", b"c", b"ab", b"bc", b"abc"]
-    assert derive_merges(ranks) == ["a b", "b c", "a bc", "ab c"]
+    ranks = [b"a", b"b", b"c", b"ab", b"bc", b"abc", b"cab"]
+    # "abc" forms from "ab"+"c" (ab outranks bc); "cab" from "c"+"ab".
+    assert derive_merges(ranks) == ["a b", "b c", "ab c", "c ab"]
 
 
 def test_harmony_vocabulary_has_special_tokens(ranks: list[bytes]) -> None:
