@@ -49,6 +49,8 @@ class AskRequest:
     hf_repo: str | None = None
     hf_file: str | None = None
     replay: Path | None = None
+    demo: bool = False
+    """Use the bundled pocket gpt-oss."""
     record: Path | None = None
     effort: Effort | None = None
     instructions: str | None = None
@@ -68,6 +70,12 @@ class AskRequest:
 def make_backend(request: AskRequest) -> tuple[ModelBackend, Path | None]:
     """Build (not load) the backend the request names; return it with the GGUF path, if any."""
     model_path = resolve_model(request.model, request.hf_repo, request.hf_file)
+    if request.demo:
+        if model_path is not None or request.replay is not None:
+            raise UsageProblem("--demo runs the pocket model; give no other model")
+        from harmony_chat.pocket import pocket_model_path
+
+        model_path = pocket_model_path()
     backend: ModelBackend
     if request.replay is not None:
         if model_path is not None:
@@ -78,7 +86,9 @@ def make_backend(request: AskRequest) -> tuple[ModelBackend, Path | None]:
 
         backend = LlamaCppBackend(model_path, context_size=request.ctx, gpu_layers=request.gpu_layers)
     else:
-        raise ModelError("no model: pass --model PATH, --hf-repo REPO --hf-file FILE, or --replay FILE")
+        raise ModelError(
+            "no model: pass --model PATH, --hf-repo REPO --hf-file FILE, --replay FILE, or --demo (pocket model)"
+        )
     if request.record is not None:
         backend = RecordingBackend(backend, request.record)
     return backend, model_path
@@ -89,7 +99,17 @@ def build_session(request: AskRequest, model_path: Path | None, context_size: in
     from harmony_chat.harmony.vocab import load_encoding
 
     encoding = load_encoding(model_path)
-    if request.conversation is not None:
+    if request.demo and request.conversation is None:
+        from harmony_chat.pocket import POCKET_DATE
+
+        session = ChatSession(
+            encoding,
+            effort=request.effort or "medium",
+            instructions=request.instructions,
+            context_size=context_size,
+            start_date=POCKET_DATE,
+        )
+    elif request.conversation is not None:
         session = ChatSession.load(
             encoding,
             request.conversation,

@@ -61,7 +61,10 @@ def root(
     hf_repo: HfRepoOpt = None,
     hf_file: HfFileOpt = None,
     replay: ReplayOpt = None,
-    demo: Annotated[bool, typer.Option("--demo", help="Replay bundled recorded conversations.")] = False,
+    demo: Annotated[
+        bool, typer.Option("--demo", help="Chat with the bundled pocket gpt-oss (the default with no model).")
+    ] = False,
+    replay_demo: Annotated[bool, typer.Option("--replay-demo", help="Replay recorded gpt-oss conversations.")] = False,
     effort: EffortOpt = None,
     instructions: Annotated[str | None, typer.Option("--instructions", help="Developer instructions.")] = None,
     ctx_size: Annotated[int | None, typer.Option("--ctx", min=256, help="Context size in tokens.")] = None,
@@ -85,6 +88,7 @@ def root(
         hf_file=hf_file,
         replay=replay,
         demo=demo or None,
+        replay_demo=replay_demo or None,
         effort=effort,
         instructions=instructions,
         context=ctx_size,
@@ -117,6 +121,7 @@ def ask(
     hf_repo: HfRepoOpt = None,
     hf_file: HfFileOpt = None,
     replay: ReplayOpt = None,
+    demo: Annotated[bool, typer.Option("--demo", help="Use the bundled pocket gpt-oss.")] = False,
     record: Annotated[Path | None, typer.Option("--record", help="Write the generated tokens here.")] = None,
     effort: EffortOpt = None,
     instructions: Annotated[str | None, typer.Option("--instructions", help="Developer instructions.")] = None,
@@ -151,6 +156,7 @@ def ask(
         hf_repo=hf_repo,
         hf_file=hf_file,
         replay=replay,
+        demo=demo,
         record=record,
         effort=effort,  # type: ignore[arg-type]
         instructions=instructions,

@@ -59,6 +59,8 @@ class UiSettings:
     theme: str = "harmony-dark"
     debug: bool = False
     """Start in debug mode (analysis and token inspector visible)."""
+    cursor_blink: bool = True
+    """Blink the prompt's cursor."""
 
 
 @dataclass(slots=True)

@@ -18,6 +18,8 @@ class LaunchOptions:
     hf_file: str | None = None
     replay: Path | None = None
     demo: bool = False
+    """Chat with the bundled pocket gpt-oss (also what runs when no model is configured)."""
+    replay_demo: bool = False
     """Replay the bundled recorded conversations instead of running a model."""
     replay_delay: float = 0.02
     """Seconds between replayed tokens, so a replay looks like a live model."""
@@ -33,9 +35,9 @@ class LaunchOptions:
     """Conversation date for new chats (None: today); pinned for repeatable screenshots."""
 
     @property
-    def has_model(self) -> bool:
-        """Whether anything to chat with is configured."""
-        return bool(self.model or self.hf_repo or self.replay or self.demo)
+    def uses_pocket(self) -> bool:
+        """Whether the pocket gpt-oss runs (``--demo``, or nothing else configured)."""
+        return self.demo or not (self.model or self.hf_repo or self.replay or self.replay_demo)
 
     @property
     def sampling(self) -> SamplingParams:
@@ -60,7 +62,7 @@ class LaunchOptions:
             seed=model.seed,
         )
         given = {key: value for key, value in overrides.items() if value is not None}
-        if any(key in given for key in ("model", "hf_repo", "replay", "demo")):
+        if any(key in given for key in ("model", "hf_repo", "replay", "demo", "replay_demo")):
             options.model = options.hf_repo = options.hf_file = None
         for key, value in given.items():
             setattr(options, key, value)
@@ -76,22 +78,25 @@ def create_backend(options: LaunchOptions) -> tuple[ModelBackend, Path | None]:
     from harmony_chat.backends.replay import ReplayBackend
     from harmony_chat.backends.sources import resolve_model
 
-    if options.demo or options.replay:
+    if options.replay_demo or options.replay:
         from harmony_chat.demo import choose_demo_turn, demo_recording
 
         path = options.replay or demo_recording()
-        name = "demo (replay)" if options.demo else f"replay: {path.name}"
-        chooser = choose_demo_turn if options.demo else None
+        name = "demo (replay)" if options.replay_demo else f"replay: {path.name}"
+        chooser = choose_demo_turn if options.replay_demo else None
         backend: ModelBackend = ReplayBackend(
             path, delay_s=options.replay_delay, context_size=options.context, name=name, chooser=chooser
         )
         return backend, None
-    model_path = resolve_model(options.model, options.hf_repo, options.hf_file)
-    if model_path is None:
-        from harmony_chat.errors import ModelError
-
-        raise ModelError("no model configured")
     from harmony_chat.backends.llama_cpp import LlamaCppBackend
+
+    if options.uses_pocket:
+        from harmony_chat.pocket import pocket_model_path
+
+        path = pocket_model_path()
+        return LlamaCppBackend(path, context_size=options.context, threads=options.threads), path
+    model_path = resolve_model(options.model, options.hf_repo, options.hf_file)
+    assert model_path is not None
 
     backend = LlamaCppBackend(
         model_path, context_size=options.context, gpu_layers=options.gpu_layers, threads=options.threads

@@ -84,7 +84,7 @@ def random_tensors(shape: GptOssShape, seed: int = 0, scale: float = 0.02) -> di
     return tensors
 
 
-_QUANTIZABLE = ("token_embd.weight", "output.weight")
+_DEFAULT_TYPES = {"token_embd.weight": GGMLQuantizationType.Q8_0, "output.weight": GGMLQuantizationType.Q8_0}
 
 
 def write_gpt_oss_gguf(
@@ -94,9 +94,10 @@ def write_gpt_oss_gguf(
     ranks: Sequence[bytes],
     *,
     name: str = "tiny-gpt-oss",
-    quantize_embeddings: bool = True,
+    quant_types: Mapping[str, GGMLQuantizationType] | None = None,
     chat_template: str | None = None,
     merges: Sequence[str] | None = None,
+    metadata: Mapping[str, str] | None = None,
 ) -> Path:
     """Write a gpt-oss GGUF file.
 
@@ -106,9 +107,11 @@ def write_gpt_oss_gguf(
         tensors: every tensor under its GGUF name (see :func:`random_tensors`).
         ranks: the o200k_base token bytes in rank order (199,998 of them).
         name: ``general.name``.
-        quantize_embeddings: store the embedding and output matrices as Q8_0.
+        quant_types: quantization per tensor name (default: Q8_0 for the embedding and output
+            matrices; ``{}`` keeps everything F32). Other tensors stay F32.
         chat_template: an optional Jinja chat template (``tokenizer.chat_template``).
         merges: precomputed BPE merges (derived from ``ranks`` when None).
+        metadata: extra string keys, e.g. what the model was trained on.
     """
     writer = GGUFWriter(str(path), ARCHITECTURE)
     writer.add_name(name)
@@ -142,12 +145,13 @@ def write_gpt_oss_gguf(
     writer.add_pad_token_id(tk.ENDOFTEXT)
     if chat_template is not None:
         writer.add_chat_template(chat_template)
+    for key, text in (metadata or {}).items():
+        writer.add_string(key, text)
 
+    kinds = _DEFAULT_TYPES if quant_types is None else quant_types
     for tensor_name, value in tensors.items():
-        if quantize_embeddings and tensor_name in _QUANTIZABLE:
-            writer.add_tensor(
-                tensor_name, quantize(value, GGMLQuantizationType.Q8_0), raw_dtype=GGMLQuantizationType.Q8_0
-            )
+        if (kind := kinds.get(tensor_name)) is not None:
+            writer.add_tensor(tensor_name, quantize(value, kind), raw_dtype=kind)
         else:
             writer.add_tensor(tensor_name, np.ascontiguousarray(value, dtype=np.float32))
     writer.write_header_to_file()

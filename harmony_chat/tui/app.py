@@ -116,14 +116,14 @@ class HarmonyChatApp(App[None]):
             except (OSError, ConfigError) as error:
                 self.notify(f"Theme not saved: {error}", severity="warning")
 
-    def switch_model(self, path: Path | None = None, demo: bool = False) -> None:
-        """Load another model (or the demo) and start a new chat on it."""
+    def switch_model(self, path: Path | None = None, demo: bool = False, replay_demo: bool = False) -> None:
+        """Load another model (the pocket model with ``demo``, recordings with ``replay_demo``); new chat."""
         chat = self.chat
         if chat.generating:
             self.notify("Stop the answer first (escape).", severity="warning")
             return
         self.launch.model, self.launch.hf_repo, self.launch.hf_file = path, None, None
-        self.launch.replay, self.launch.demo = None, demo
+        self.launch.replay, self.launch.demo, self.launch.replay_demo = None, demo, replay_demo
         chat.session = None
         self.call_later(chat.action_new_chat)
         chat.load()

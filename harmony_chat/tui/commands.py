@@ -75,9 +75,16 @@ class HarmonyCommands(Provider):
             )
         commands.append(
             (
-                "model: Demo (replayed conversations)",
+                "model: Pocket gpt-oss (demo model)",
                 partial(app.switch_model, demo=True),
-                "Replays bundled recordings; no model needed",
+                "The tiny bundled model; it only knows what it was trained on",
+            )
+        )
+        commands.append(
+            (
+                "model: Replayed demo conversations",
+                partial(app.switch_model, replay_demo=True),
+                "Replays bundled recordings of gpt-oss",
             )
         )
         commands.append(("app: Help", app.action_help, "Keys and slash commands"))

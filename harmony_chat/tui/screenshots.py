@@ -14,7 +14,7 @@ from harmony_chat.backends.base import ModelBackend
 from harmony_chat.backends.replay import ReplayBackend, SteppingClock
 from harmony_chat.config import Settings, UiSettings
 from harmony_chat.demo import DEMO_QUESTIONS, choose_demo_turn, demo_recording
-from harmony_chat.launch import LaunchOptions
+from harmony_chat.launch import LaunchOptions, create_backend
 from harmony_chat.tui.app import HarmonyChatApp
 
 SIZE = (120, 36)
@@ -23,9 +23,14 @@ PINNED_DATE = "2026-11-21"
 
 
 def replay_factory(path: Path | None = None, delay: float = 0.0, name: str = "demo (replay)") -> Any:
-    """A backend factory replaying ``path`` (the bundled demo by default) with repeatable timings."""
+    """A backend factory replaying ``path`` (the bundled demo by default) with repeatable timings.
+
+    Launch options that ask for the pocket model get it, through llama.cpp.
+    """
 
     def factory(options: LaunchOptions) -> tuple[ModelBackend, Path | None]:
+        if options.uses_pocket:
+            return create_backend(options)
         backend = ReplayBackend(
             path or demo_recording(),
             delay_s=delay,
@@ -80,14 +85,16 @@ async def _debug(pilot: Pilot[Any]) -> None:
     await show_debug(pilot)
 
 
-async def _nothing(pilot: Pilot[Any]) -> None:
-    return None
+async def _pocket(pilot: Pilot[Any]) -> None:
+    app: Any = pilot.app
+    app.chat.prompt.text = "What is the capital of France?"
+    await pilot.press("enter")
 
 
-def _app(theme: str = "harmony-dark", demo: bool = True) -> HarmonyChatApp:
-    return HarmonyChatApp(
-        LaunchOptions(demo=demo), Settings(ui=UiSettings(theme=theme)), backend_factory=replay_factory()
-    )
+def _app(theme: str = "harmony-dark", replay: bool = True) -> HarmonyChatApp:
+    options = LaunchOptions(replay_demo=replay, start_date=PINNED_DATE)
+    settings = Settings(ui=UiSettings(theme=theme, cursor_blink=False))
+    return HarmonyChatApp(options, settings, backend_factory=replay_factory())
 
 
 async def make_screenshots(folder: Path) -> list[Path]:
@@ -97,7 +104,7 @@ async def make_screenshots(folder: Path) -> list[Path]:
         (folder / "chat-dark.svg", _app(), _chat),
         (folder / "chat-light.svg", _app("harmony-light"), _chat),
         (folder / "debug.svg", _app(), _debug),
-        (folder / "welcome.svg", _app(demo=False), _nothing),
+        (folder / "welcome.svg", _app(replay=False), _pocket),
     ]
     for path, app, steps in shots:
         await _shot(path, app, steps)

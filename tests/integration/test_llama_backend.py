@@ -169,7 +169,7 @@ def test_refuses_a_model_whose_special_tokens_disagree(
         writer.random_tensors(shape),
         ranks,
         merges=merges,
-        quantize_embeddings=False,
+        quant_types={},
     )
     with pytest.raises(ModelError, match="does not use harmony's o200k_harmony token ids"):
         LlamaCppBackend(path, context_size=256).load()

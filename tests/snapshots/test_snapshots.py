@@ -23,8 +23,8 @@ def _home(isolated_home: object) -> None:
     """Reuse the TUI isolation (no real home, caches or config)."""
 
 
-def test_welcome(snap_compare: Any) -> None:
-    assert snap_compare(make_app(demo=False), terminal_size=(100, 34), run_before=settle)
+def test_welcome_beside_the_pocket_model(snap_compare: Any) -> None:
+    assert snap_compare(make_app(replay_demo=False), terminal_size=(100, 34), run_before=settle)
 
 
 def test_chat_dark(snap_compare: Any) -> None:

@@ -17,11 +17,11 @@ def make_app(
     settings: Settings | None = None, factory: Any = None, theme_dir: Path | None = None, **launch: Any
 ) -> HarmonyChatApp:
     """An app in demo mode (replay, no delay) unless told otherwise."""
-    defaults: dict[str, Any] = {"demo": True, "start_date": PINNED_DATE}
+    defaults: dict[str, Any] = {"replay_demo": True, "start_date": PINNED_DATE}
     options = LaunchOptions(**(defaults | launch))
-    return HarmonyChatApp(
-        options, settings or Settings(), theme_dir=theme_dir, backend_factory=factory or replay_factory()
-    )
+    settings = settings or Settings()
+    settings.ui.cursor_blink = False
+    return HarmonyChatApp(options, settings, theme_dir=theme_dir, backend_factory=factory or replay_factory())
 
 
 async def settle(pilot: Pilot[Any]) -> None:

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from textual.widgets import Button, Collapsible, RichLog
 
+from harmony_chat.backends.llama_cpp import LlamaCppBackend
 from harmony_chat.config import Settings, load_settings
 from harmony_chat.harmony.events import StopReason
 from harmony_chat.tui.screens.help import HelpScreen
@@ -137,7 +138,7 @@ async def test_theme_switch_is_applied_and_saved(tmp_path: Path) -> None:
 async def test_model_error_is_shown_not_raised(tmp_path: Path) -> None:
     from harmony_chat.launch import create_backend
 
-    app = make_app(factory=create_backend, demo=False, model=tmp_path / "missing.gguf")
+    app = make_app(factory=create_backend, replay_demo=False, model=tmp_path / "missing.gguf")
     async with app.run_test(size=(100, 32)) as pilot:
         await settle(pilot)
         panel = app.chat.query_one(WelcomePanel)
@@ -156,27 +157,34 @@ async def test_context_overflow_gives_the_message_back() -> None:
         assert app.chat.session is not None and app.chat.session.history == []
 
 
-async def test_welcome_screen_without_a_model_then_demo() -> None:
-    app = make_app(demo=False)
-    async with app.run_test(size=(100, 36)) as pilot:
+@pytest.mark.llama
+async def test_no_model_chats_on_the_pocket_model_with_welcome_beside_it() -> None:
+    app = make_app(replay_demo=False)
+    async with app.run_test(size=(100, 40)) as pilot:
         await settle(pilot)
         panel = app.chat.query_one(WelcomePanel)
-        text = " ".join(str(w.render()) for w in panel.query("Static"))
-        assert "No gpt-oss GGUF files found" in text
-        assert app.chat.backend is None
+        text = panel.query_one("Markdown").source  # type: ignore[attr-defined]
+        assert "pocket gpt-oss" in text and "--hf-repo ggml-org/gpt-oss-20b-GGUF" in text
+        assert isinstance(app.chat.backend, LlamaCppBackend)
+        assert app.chat.status.model == "pocket-gpt-oss (pocket demo model)"
+        app.launch.temperature = 0.0
+        await send(pilot, "What is the capital of France?")
+        turn = app.chat.query_one(AssistantTurn)
+        assert turn.final_text == "The capital of France is Paris."
+        assert not turn.query_one(".analysis").display
+        assert app.chat.query(WelcomePanel)
         await pilot.click("#demo")
         await settle(pilot)
         assert not app.chat.query(WelcomePanel)
-        assert app.chat.backend is not None and app.chat.status.model == "demo (replay)"
-        await send(pilot, LINKED_LIST)
-        assert app.chat.query_one(AssistantTurn).final_text
+        assert app.chat.status.model == "demo (replay)"
 
 
+@pytest.mark.llama
 async def test_welcome_lists_models_found_on_this_machine(isolated_home: Path, tiny_gguf: Path) -> None:
     models = isolated_home / "models"
     models.mkdir()
     (models / "gpt-oss-tiny.gguf").symlink_to(tiny_gguf)
-    app = make_app(demo=False)
+    app = make_app(replay_demo=False)
     async with app.run_test(size=(100, 36)) as pilot:
         await settle(pilot)
         buttons = [str(b.label) for b in app.chat.query_one(WelcomePanel).query(Button)]
@@ -312,7 +320,7 @@ async def test_another_architecture_is_shown_not_raised(tmp_path: Path) -> None:
     writer.write_header_to_file()
     writer.write_kv_data_to_file()
     writer.close()
-    app = make_app(factory=create_backend, demo=False, model=path)
+    app = make_app(factory=create_backend, replay_demo=False, model=path)
     async with app.run_test(size=(100, 32)) as pilot:
         await settle(pilot)
         notice = app.chat.query_one(WelcomePanel).notice

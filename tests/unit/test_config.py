@@ -68,7 +68,8 @@ def test_cli_options_override_the_file(tmp_path: Path) -> None:
     assert options.effort == "low" and options.context == 8192
     assert options.model == Path.home() / "models" / "gpt-oss-20b.gguf"
     demo = LaunchOptions.from_settings(settings, demo=True)
-    assert demo.demo and demo.model is None and demo.has_model
+    assert demo.demo and demo.model is None and demo.uses_pocket
+    assert not options.uses_pocket and LaunchOptions().uses_pocket
 
 
 def test_saving_the_theme_keeps_the_rest(tmp_path: Path) -> None:

@@ -74,7 +74,7 @@ def test_gguf_with_a_different_vocabulary_is_refused(
     changed = list(ranks)
     changed[1000], changed[1001] = changed[1001], changed[1000]
     path = write_gpt_oss_gguf(
-        tmp_path / "other.gguf", shape, random_tensors(shape), changed, merges=merges, quantize_embeddings=False
+        tmp_path / "other.gguf", shape, random_tensors(shape), changed, merges=merges, quant_types={}
     )
     with pytest.raises(VocabularyError, match="does not match o200k_base"):
         resolve_vocabulary(path)

@@ -15,6 +15,7 @@ from textual.widget import Widget
 from harmony_chat.backends.base import ModelBackend
 from harmony_chat.harmony.session import ChatSession, Effort, next_effort, parse_effort
 from harmony_chat.harmony.turn import PromptReady, TurnOptions, TurnStats
+from harmony_chat.pocket import POCKET_DATE
 from harmony_chat.tui.bindings import SCREEN_KEYS
 from harmony_chat.tui.generation import load_model, run_generation
 from harmony_chat.tui.messages import ModelFailed, ModelLoading, ModelReady, ModelsFound, TurnDone, TurnEvents
@@ -60,7 +61,7 @@ class ChatScreen(Screen[None]):
         with Horizontal(id="main"):
             yield VerticalScroll(id="chat-log")
             yield TokenInspector()
-        yield PromptInput()
+        yield PromptInput(cursor_blink=self.chat_app.settings.ui.cursor_blink)
         yield StatusBar(id="status")
 
     @property
@@ -91,9 +92,8 @@ class ChatScreen(Screen[None]):
         self.prompt.focus()
         if self.chat_app.start_in_debug:
             self.action_toggle_debug()
-        if launch.has_model:
-            self.call_after_refresh(self.load)
-        else:
+        self.call_after_refresh(self.load)
+        if launch.uses_pocket:
             self._find_models()
 
     # -- model loading --------------------------------------------------------------------
@@ -121,8 +121,10 @@ class ChatScreen(Screen[None]):
         """Show the welcome panel with what was found."""
         for old in self.query(WelcomePanel):
             await old.remove()
-        await self.log_view.mount(WelcomePanel(message.models, message.notice))
-        self.status.state = "model failed to load" if message.notice else "pick a model or try the demo"
+        pocket = self.chat_app.launch.uses_pocket and message.notice is None
+        await self.log_view.mount(WelcomePanel(message.models, message.notice, pocket=pocket), before=0)
+        if message.notice:
+            self.status.state = "model failed to load"
 
     def on_model_loading(self, message: ModelLoading) -> None:
         """Show load progress."""
@@ -133,11 +135,13 @@ class ChatScreen(Screen[None]):
         from harmony_chat.harmony.vocab import load_encoding
 
         info = message.info
-        self.status.model, self.status.device = info.name, info.device
-        self.status.context_size = info.context_size
+        pocket = self.chat_app.launch.uses_pocket
+        self.status.model = f"{info.name} (pocket demo model)" if pocket else info.name
+        self.status.device, self.status.context_size = info.device, info.context_size
         self.status.state = "idle"
-        for panel in self.query(WelcomePanel):
-            await panel.remove()
+        if not pocket:
+            for panel in self.query(WelcomePanel):
+                await panel.remove()
         if self.session is None:
             self.session = self._new_session(load_encoding(), info.context_size)
         else:
@@ -146,12 +150,13 @@ class ChatScreen(Screen[None]):
 
     def _new_session(self, encoding: HarmonyEncoding, context_size: int | None) -> ChatSession:
         launch = self.chat_app.launch
+        date = POCKET_DATE if launch.uses_pocket else launch.start_date
         return ChatSession(
             encoding,
             effort=parse_effort(launch.effort),
             instructions=launch.instructions,
             context_size=context_size,
-            start_date=launch.start_date,
+            start_date=date,
         )
 
     def on_model_failed(self, message: ModelFailed) -> None:
@@ -160,9 +165,9 @@ class ChatScreen(Screen[None]):
         self._find_models(f"**Could not load the model:** {message.error}")
 
     @on(WelcomePanel.StartDemo)
-    def start_demo(self) -> None:
-        """Switch to the replayed demo."""
-        self.chat_app.switch_model(demo=True)
+    def start_demo(self, message: WelcomePanel.StartDemo) -> None:
+        """Switch to the pocket model or to the replayed conversations."""
+        self.chat_app.switch_model(demo=not message.replay, replay_demo=message.replay)
 
     @on(WelcomePanel.LoadModel)
     def load_found(self, message: WelcomePanel.LoadModel) -> None:

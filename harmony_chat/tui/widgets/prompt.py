@@ -25,8 +25,9 @@ class PromptInput(TextArea):
 
         text: str
 
-    def __init__(self) -> None:
+    def __init__(self, cursor_blink: bool = True) -> None:
         super().__init__("", id="prompt", soft_wrap=True, show_line_numbers=False, tab_behavior="focus")
+        self.cursor_blink = cursor_blink
         self.border_title = "Message (Enter sends · ctrl+j newline)"
 
     def action_submit(self) -> None:

@@ -1,4 +1,8 @@
-"""The first-run panel: gpt-oss GGUF files found here, how to download gpt-oss-20b, and the demo."""
+"""The first-run panel: what is running, gpt-oss GGUF files found here, how to get gpt-oss-20b.
+
+With no model configured it sits at the top of the chat while the pocket model answers; after a
+failed load it explains the failure and offers the pocket model and the replayed demo instead.
+"""
 
 from __future__ import annotations
 
@@ -11,20 +15,28 @@ from textual.message import Message
 from textual.widgets import Button, Markdown, Static
 
 from harmony_chat.backends.sources import GPT_OSS_20B_FILE, GPT_OSS_20B_REPO
-from harmony_chat.demo import DEMO_QUESTIONS
 from harmony_chat.models import FoundModel
+from harmony_chat.pocket import POCKET_QUESTIONS
 
 DOWNLOAD_TUI_COMMAND = f"harmony-chat --hf-repo {GPT_OSS_20B_REPO} --hf-file {GPT_OSS_20B_FILE}"
 """Downloads gpt-oss-20b (about 12 GB) and opens the chat on it."""
 
+POCKET_NOTICE = (
+    "You are chatting with the **pocket gpt-oss**: a tiny model of the real gpt-oss architecture that "
+    "harmony-chat trained itself. It only knows what it was trained on, for example: "
+    + ", ".join(f"*{question}*" for question in POCKET_QUESTIONS)
+    + " It reasons before it answers; the reasoning stays hidden (`f12` shows it)."
+)
+
 
 class WelcomePanel(Vertical):
-    """Shown in place of the conversation while no model is configured."""
+    """First-run help: the pocket model notice, models found, the download command, demos."""
 
     DEFAULT_CSS = """
-    WelcomePanel { height: auto; border: round $primary; padding: 1 2; margin: 1 2; }
-    WelcomePanel Button { margin: 1 0 0 0; }
+    WelcomePanel { height: auto; border: round $primary; padding: 0 2; margin: 1 1; }
+    WelcomePanel Button { margin: 1 1 0 0; }
     WelcomePanel .found { color: $text-muted; }
+    WelcomePanel Horizontal { height: auto; }
     """
 
     @dataclass
@@ -33,23 +45,27 @@ class WelcomePanel(Vertical):
 
         path: Path
 
+    @dataclass
     class StartDemo(Message):
-        """The user wants the replayed demo."""
+        """The user wants the pocket model, or (``replay``) the recorded conversations."""
 
-    def __init__(self, found: list[FoundModel], notice: str | None = None) -> None:
+        replay: bool = False
+
+    def __init__(self, found: list[FoundModel], notice: str | None = None, pocket: bool = False) -> None:
         super().__init__(id="welcome")
         self.found = found
         self.notice = notice
+        self.pocket = pocket
 
     def compose(self) -> ComposeResult:
         """Build the widget tree."""
+        intro = POCKET_NOTICE if self.pocket else (self.notice or "No model is configured yet.")
         yield Markdown(
-            "# Welcome to harmony-chat\n\n"
-            + (f"{self.notice}\n\n" if self.notice else "No model is configured yet.\n\n")
-            + "**Download gpt-oss-20b** (about 12 GB) and chat with it:\n\n"
+            "## Welcome to harmony-chat\n\n"
+            f"{intro}\n\n"
+            "**For real answers, download gpt-oss-20b** (about 12 GB) and chat with it:\n\n"
             f"```sh\n{DOWNLOAD_TUI_COMMAND}\n```\n\n"
-            "Or point harmony-chat at a GGUF you have: `harmony-chat --model PATH`, or set `path` under "
-            "`[model]` in the config file."
+            "Or use a GGUF you have: `harmony-chat --model PATH`, or `path` under `[model]` in the config file."
         )
         if self.found:
             yield Static("gpt-oss models found on this machine:", classes="found")
@@ -61,13 +77,14 @@ class WelcomePanel(Vertical):
                 "No gpt-oss GGUF files found in the Hugging Face cache, LM Studio, llama.cpp or ~/models.",
                 classes="found",
             )
-        yield Button("Try the demo: replays recorded gpt-oss conversations", id="demo", variant="success")
-        yield Static("Demo questions: " + " · ".join(DEMO_QUESTIONS), classes="found")
+        if not self.pocket:
+            yield Button("Chat with the pocket gpt-oss (demo model)", id="pocket", variant="success")
+        yield Button("Replay recorded gpt-oss conversations", id="demo")
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         """Turn a button press into a request to the screen."""
         event.stop()
-        if event.button.id == "demo":
-            self.post_message(self.StartDemo())
+        if event.button.id in ("demo", "pocket"):
+            self.post_message(self.StartDemo(replay=event.button.id == "demo"))
         elif event.button.id and event.button.id.startswith("found-"):
             self.post_message(self.LoadModel(self.found[int(event.button.id.split("-")[1])].path))

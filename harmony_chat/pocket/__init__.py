@@ -1,0 +1,38 @@
+"""The pocket gpt-oss: a tiny model of the real gpt-oss architecture that harmony-chat trains itself.
+
+It only knows the conversations it was trained on (``data.py``), runs through llama.cpp like any
+gpt-oss GGUF, and ships inside the package as the default model of the demo.
+"""
+
+from __future__ import annotations
+
+import json
+from importlib.resources import files
+from pathlib import Path
+
+POCKET_NAME = "pocket-gpt-oss"
+POCKET_DATE = "2026-11-21"
+"""The conversation date every training prompt carries; chats on the pocket model use it too."""
+POCKET_QUESTIONS = (
+    "What is 2 + 2?",
+    "What is the capital of France?",
+    "Who wrote Romeo and Juliet?",
+    "Write a Python function that adds two numbers.",
+)
+"""Questions to suggest: the pocket model answers these (and the rest of its training set)."""
+
+
+def pocket_dir() -> Path:
+    """The folder holding the shipped model and its manifest."""
+    return Path(str(files("harmony_chat.pocket")))
+
+
+def pocket_model_path() -> Path:
+    """The shipped pocket GGUF."""
+    return pocket_dir() / f"{POCKET_NAME}.gguf"
+
+
+def pocket_manifest() -> dict[str, object]:
+    """What is recorded about the shipped model (hashes, training settings); {} if missing."""
+    path = pocket_dir() / f"{POCKET_NAME}.json"
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
