@@ -21,6 +21,7 @@ from harmony_chat.backends.base import ModelBackend, SamplingParams
 from harmony_chat.backends.replay import RecordingBackend, ReplayBackend
 from harmony_chat.backends.sources import resolve_model
 from harmony_chat.errors import HarmonyChatError, ModelError
+from harmony_chat.harmony.effort import Effort
 from harmony_chat.harmony.events import (
     ContentDelta,
     MessageFinished,
@@ -30,7 +31,7 @@ from harmony_chat.harmony.events import (
     ToolCall,
     TurnFinished,
 )
-from harmony_chat.harmony.session import ChatSession, Effort
+from harmony_chat.harmony.session import ChatSession
 from harmony_chat.harmony.turn import PromptReady, TurnEvent, TurnOptions, TurnStats, run_turn
 
 

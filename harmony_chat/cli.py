@@ -29,7 +29,7 @@ app = typer.Typer(
 def _effort(value: str | None) -> str | None:
     if value is None:
         return None
-    from harmony_chat.harmony.session import parse_effort
+    from harmony_chat.harmony.effort import parse_effort
 
     try:
         return parse_effort(value)
@@ -177,19 +177,30 @@ def ask(
 
 @app.command()
 def bench(
-    model: Annotated[Path, typer.Option("--model", "-m", help="A gpt-oss GGUF file.")],
+    model: Annotated[Path | None, typer.Option("--model", "-m", help="A gpt-oss GGUF file.")] = None,
+    tui: Annotated[bool, typer.Option("--tui", help="Benchmark the chat app under load (no model needed).")] = False,
+    tui_tokens: Annotated[int, typer.Option("--tui-tokens", min=100, help="Answer length for --tui.")] = 20000,
     tokens: Annotated[int, typer.Option("--tokens", min=8, help="Tokens to generate per run.")] = 256,
     runs: Annotated[int, typer.Option("--runs", min=1, help="Runs of each loop (medians are reported).")] = 3,
     ctx: CtxOpt = 4096,
     gpu_layers: GpuOpt = 0,
     threads: Annotated[int | None, typer.Option("--threads", min=1, help="CPU threads.")] = None,
+    chat_tokens: Annotated[int, typer.Option("--chat-tokens", min=1, help="Tokens per turn of the chat.")] = 64,
     json_output: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
-    """Measure the model and every layer harmony-chat adds on top of it."""
-    from harmony_chat.bench.runner import BenchSettings, print_report, run_bench
+    """Measure the model and every layer harmony-chat adds on top of it (--tui: the chat app)."""
+    if model is None and not tui:
+        raise typer.BadParameter("give --model PATH, --tui, or both")
+    if model is not None:
+        from harmony_chat.bench.runner import BenchSettings, print_report, run_bench
 
-    report = run_bench(BenchSettings(model, tokens, runs, ctx, gpu_layers, threads))
-    print_report(report, sys.stdout, json_output)
+        report = run_bench(BenchSettings(model, tokens, runs, ctx, gpu_layers, threads, chat_tokens))
+        print_report(report, sys.stdout, json_output)
+    if tui:
+        from harmony_chat.tui.bench import print_tui_report, run_tui_bench
+
+        paced = min(4000, tui_tokens)
+        print_tui_report(run_tui_bench(tui_tokens, paced_tokens=paced), sys.stdout, json_output)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -111,6 +111,14 @@ class ModelBackend(ABC):
         ``sampling.max_tokens`` tokens, or as soon as ``should_stop()`` turns true.
         """
 
+    def prefill(self, tokens: Sequence[int]) -> int:
+        """Evaluate ``tokens`` into the KV cache ahead of time; return how many were evaluated.
+
+        Backends without a KV cache do nothing. Called while the user reads an answer, so the next
+        turn only evaluates what is new.
+        """
+        return 0
+
     def close(self) -> None:
         """Release the model."""
         return None

@@ -7,6 +7,7 @@ used for user text (harmony renders the prompt). ``llama_cpp`` is imported only 
 from __future__ import annotations
 
 import ctypes
+import threading
 import time
 from collections import deque
 from collections.abc import Callable, Collection, Generator, Sequence
@@ -55,6 +56,7 @@ def _counting_llama(llama_class: type) -> type:
 
     class CountingLlama(llama_class):
         evaluated = 0
+        """Tokens evaluated since the counter was last reset (the first call of a generation is the prompt)."""
 
         def eval(self, tokens: Sequence[int]) -> None:
             self.evaluated += len(tokens)
@@ -97,6 +99,8 @@ class LlamaCppBackend(ModelBackend):
         self.logits_processor = logits_processor
         self._llm: Any = None
         self._info: ModelInfo | None = None
+        self._lock = threading.Lock()
+        """llama.cpp's context serves one call at a time (a prefill and a turn never overlap)."""
 
     @property
     def info(self) -> ModelInfo:
@@ -173,6 +177,17 @@ class LlamaCppBackend(ModelBackend):
         llm = self._llm
         if llm is None:
             raise RuntimeError("the model is not loaded")
+        with self._lock:
+            yield from self._generate(llm, prompt, sampling, stop_ids, should_stop)
+
+    def _generate(
+        self,
+        llm: Any,
+        prompt: Sequence[int],
+        sampling: SamplingParams,
+        stop_ids: Collection[int],
+        should_stop: Callable[[], bool],
+    ) -> Generator[int, None, None]:
         if sampling.seed is not None:
             llm.set_seed(sampling.seed)
         stats = self.last_stats = GenerationStats(prompt_tokens=len(prompt))
@@ -204,6 +219,24 @@ class LlamaCppBackend(ModelBackend):
                     break
         finally:
             stream.close()
+
+    def prefill(self, tokens: Sequence[int]) -> int:
+        """Evaluate ``tokens`` into the KV cache, reusing the cached prefix; return how many were new.
+
+        It runs ``generate`` up to its first sampled token and stops there, so only the prompt is
+        evaluated (the sampled token never is).
+        """
+        llm = self._llm
+        if llm is None or not tokens:
+            return 0
+        with self._lock:
+            llm.evaluated = 0
+            stream = llm.generate(list(tokens), temp=0.0)
+            try:
+                next(stream)
+            finally:
+                stream.close()
+            return int(llm.evaluated)
 
     def close(self) -> None:
         """Free the llama.cpp model and context."""

@@ -180,6 +180,12 @@ class ReplayBackend(ModelBackend):
             self._cached.append(token)
             yield token
 
+    def prefill(self, tokens: Sequence[int]) -> int:
+        """Pretend to evaluate ``tokens``, so replayed reuse figures follow a real backend's."""
+        new = len(tokens) - _common_prefix(self._cached, tokens)
+        self._cached = list(tokens)
+        return new
+
 
 class RecordingBackend(ModelBackend):
     """Wraps another backend and writes every turn it generates to a recording file."""

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import IO
 
 from harmony_chat.backends.llama_cpp import LlamaCppBackend
+from harmony_chat.bench.chat_bench import TurnFigures, harmony_chat_turns, template_turns
 from harmony_chat.bench.decoder_bench import DecoderResult, bench_decoder
 from harmony_chat.bench.pipeline_bench import DecodeComparison, backend_encoding, compare_decode
 
@@ -23,6 +24,8 @@ class BenchSettings:
     ctx: int = 4096
     gpu_layers: int = 0
     threads: int | None = None
+    chat_tokens: int = 64
+    """Tokens generated per turn of the five-turn chat."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +38,9 @@ class BenchReport:
     machine: str
     decoder: DecoderResult
     decode: DecodeComparison
+    chat: list[TurnFigures]
+    template_chat: list[TurnFigures] | None
+    """``create_chat_completion``'s turns, None when the model carries no chat template."""
 
     def as_dict(self) -> dict[str, object]:
         """Return the report as plain data (``--json``)."""
@@ -50,7 +56,21 @@ class BenchReport:
             "bare_decode_tokens_per_s": round(self.decode.bare_tokens_per_s, 2),
             "pipeline_decode_tokens_per_s": round(self.decode.pipeline_tokens_per_s, 2),
             "pipeline_ratio": round(self.decode.ratio, 4),
+            "chat_tokens_per_turn": self.settings.chat_tokens,
+            "chat_turns": [_turn(figure) for figure in self.chat],
+            "template_chat_turns": [_turn(figure) for figure in self.template_chat] if self.template_chat else None,
         }
+
+
+def _turn(figure: TurnFigures) -> dict[str, float | int]:
+    return {
+        "turn": figure.turn,
+        "prompt_tokens": figure.prompt_tokens,
+        "evaluated": figure.evaluated,
+        "prefilled_before": figure.prefilled,
+        "reused_share": round(figure.reused_share, 4),
+        "ttft_s": round(figure.ttft_s, 6),
+    }
 
 
 def run_bench(settings: BenchSettings) -> BenchReport:
@@ -62,10 +82,12 @@ def run_bench(settings: BenchSettings) -> BenchReport:
     try:
         decoder = bench_decoder(backend_encoding(backend))
         decode = compare_decode(backend, tokens=settings.tokens, runs=settings.runs)
+        chat = harmony_chat_turns(backend, backend_encoding(backend), settings.chat_tokens)
+        template_chat = template_turns(backend, settings.chat_tokens)
     finally:
         backend.close()
     machine = f"{platform.machine()} {platform.processor() or platform.system()}".strip()
-    return BenchReport(settings, info.name, info.device, machine, decoder, decode)
+    return BenchReport(settings, info.name, info.device, machine, decoder, decode, chat, template_chat)
 
 
 def print_report(report: BenchReport, out: IO[str], as_json: bool) -> None:
@@ -88,4 +110,43 @@ def print_report(report: BenchReport, out: IO[str], as_json: bool) -> None:
     )
     table.add_row("pipeline / bare", f"{data['pipeline_ratio']:.1%}", "target >= 95%")
     table.add_row("decoder cost", f"{data['decoder_us_per_token']} µs/token", "target < 20 µs")
-    Console(file=out).print(table)
+    console = Console(file=out, width=max(Console(file=out).width, 100))
+    console.print(table)
+    chat = Table(title=f"five-turn chat, {report.settings.chat_tokens} tokens per turn")
+    for column in (
+        "turn",
+        "prompt",
+        "evaluated",
+        "reused",
+        "TTFT",
+        "cc prompt",
+        "cc evaluated",
+        "cc reused",
+        "cc TTFT",
+    ):
+        chat.add_column(column, justify="right")
+    template = report.template_chat or []
+    for index, ours in enumerate(report.chat):
+        theirs = template[index] if index < len(template) else None
+        row = [
+            str(ours.turn),
+            str(ours.prompt_tokens),
+            str(ours.evaluated),
+            f"{ours.reused_share:.0%}",
+            f"{ours.ttft_s * 1000:.1f} ms",
+        ]
+        row += (
+            [
+                str(theirs.prompt_tokens),
+                str(theirs.evaluated),
+                f"{theirs.reused_share:.0%}",
+                f"{theirs.ttft_s * 1000:.1f} ms",
+            ]
+            if theirs
+            else ["-"] * 4
+        )
+        chat.add_row(*row)
+    console.print(chat)
+    console.print("cc = llama-cpp-python's create_chat_completion with the model's chat template")
+    if report.template_chat is None:
+        console.print("The model carries no chat template, so create_chat_completion was not compared.")

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
-from openai_harmony import Message
+if TYPE_CHECKING:
+    from openai_harmony import Message
 
 
 class StopReason(StrEnum):

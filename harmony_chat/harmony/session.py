@@ -30,29 +30,13 @@ from openai_harmony import (
 from pydantic import ValidationError
 
 from harmony_chat.errors import ContextOverflowError, ConversationFileError
+from harmony_chat.harmony.effort import Effort, parse_effort
 from harmony_chat.harmony.header import addresses_tool
 
-Effort = Literal["low", "medium", "high"]
-EFFORTS: tuple[Effort, ...] = ("low", "medium", "high")
-"""Reasoning efforts, in the order a key cycles through them."""
 OverflowPolicy = Literal["evict", "refuse"]
 
 _EFFORT_TO_HARMONY = {"low": ReasoningEffort.LOW, "medium": ReasoningEffort.MEDIUM, "high": ReasoningEffort.HIGH}
 _NO_DROP = RenderConversationConfig(auto_drop_analysis=False)
-
-
-def parse_effort(value: str) -> Effort:
-    """Return ``value`` as an effort, or raise ValueError naming the valid ones."""
-    lowered = value.strip().lower()
-    for effort in EFFORTS:
-        if lowered == effort:
-            return effort
-    raise ValueError(f"unknown reasoning effort {value!r} (choose low, medium or high)")
-
-
-def next_effort(effort: Effort) -> Effort:
-    """Return the effort after ``effort`` in the cycle low -> medium -> high -> low."""
-    return EFFORTS[(EFFORTS.index(effort) + 1) % len(EFFORTS)]
 
 
 @dataclass(frozen=True, slots=True)

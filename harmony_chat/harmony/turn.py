@@ -8,12 +8,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from harmony_chat.backends.base import GenerationStats, ModelBackend, SamplingParams
+from harmony_chat.errors import ContextOverflowError
 from harmony_chat.harmony import tokens as tk
-from harmony_chat.harmony.decoder import StreamDecoder
+from harmony_chat.harmony.effort import Effort
 from harmony_chat.harmony.events import DecoderEvent, Recovery, StopReason
-from harmony_chat.harmony.session import ChatSession, Effort, RenderedPrompt, TurnRecord
+
+if TYPE_CHECKING:  # the session and decoder pull in openai-harmony; the UI starts without it
+    from harmony_chat.harmony.session import ChatSession, RenderedPrompt
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +67,22 @@ class TurnOptions:
     raw_tokens: bool = True
 
 
+def prefill_next_turn(session: ChatSession, backend: ModelBackend) -> int:
+    """Evaluate the history as the next prompt will show it (analysis dropped), ahead of time.
+
+    Dropping a finished turn's analysis moves its final answer to new positions, so the next
+    prompt would otherwise re-evaluate that answer before the new message. Doing it while the user
+    reads leaves only the new message for the next turn. Returns the tokens evaluated now.
+    """
+    if not session.history:
+        return 0
+    try:
+        tokens = session.render().tokens
+    except ContextOverflowError:
+        return 0
+    return backend.prefill(tokens[:-1])  # every next message starts with <|start|>; the role is unknown
+
+
 def run_turn(
     session: ChatSession,
     backend: ModelBackend,
@@ -78,6 +98,9 @@ def run_turn(
     Raises:
         harmony_chat.errors.ContextOverflowError: when the prompt cannot fit the context.
     """
+    from harmony_chat.harmony.decoder import StreamDecoder
+    from harmony_chat.harmony.session import TurnRecord
+
     options = options or TurnOptions()
     effort = options.effort or session.effort
     prompt = session.render(effort, max_new_tokens=options.sampling.max_tokens)

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from openai_harmony import HarmonyEncoding, ToolDescription
 
 from harmony_chat.harmony.decoder import StreamDecoder
-from harmony_chat.harmony.session import EFFORTS, ChatSession, Effort, ResponseFormat, TurnRecord
+from harmony_chat.harmony.effort import EFFORTS, Effort
+from harmony_chat.harmony.session import ChatSession, ResponseFormat, TurnRecord
 from harmony_chat.pocket import POCKET_DATE
 
 WEATHER_TOOL = ToolDescription.new(

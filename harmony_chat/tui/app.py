@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from textual.app import App, InvalidThemeError
 from textual.screen import Screen
 
 from harmony_chat.config import ConfigError, Settings, save_ui_value
-from harmony_chat.harmony.session import parse_effort
+from harmony_chat.harmony.effort import parse_effort
 from harmony_chat.launch import LaunchOptions, create_backend
 from harmony_chat.models import FoundModel
 from harmony_chat.tui.bindings import APP_KEYS
@@ -18,6 +19,9 @@ from harmony_chat.tui.screens.chat import ChatScreen
 from harmony_chat.tui.screens.help import HelpScreen
 from harmony_chat.tui.slash import SlashCommand
 from harmony_chat.tui.themes import DEFAULT_THEME, load_themes
+
+SWITCH_INTERVAL_S = 0.0005
+"""How often Python hands the GIL between the UI and the generation thread."""
 
 
 class HarmonyChatApp(App[None]):
@@ -63,6 +67,10 @@ class HarmonyChatApp(App[None]):
 
     def on_mount(self) -> None:
         """Register themes and keys, then show the chat."""
+        # The generation thread needs the GIL back after every token; with Python's default 5 ms
+        # switch interval a busy UI thread throttles it to ~200 tokens/s. 0.5 ms lets tokens flow
+        # and keeps key presses prompt while answers stream (measured in harmony_chat/tui/bench.py).
+        sys.setswitchinterval(SWITCH_INTERVAL_S)
         loaded = load_themes(self._theme_dir)
         for theme in loaded.themes:
             self.register_theme(theme)

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, cast
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
-from harmony_chat.harmony.session import EFFORTS
+from harmony_chat.harmony.effort import EFFORTS
 from harmony_chat.tui.screens.chat import ChatScreen
 
 if TYPE_CHECKING:

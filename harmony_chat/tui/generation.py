@@ -10,18 +10,23 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from textual.message import Message
 
 from harmony_chat.backends.base import ModelBackend
 from harmony_chat.errors import HarmonyChatError
-from harmony_chat.harmony.session import ChatSession
 from harmony_chat.harmony.turn import PromptReady, TurnEvent, TurnOptions, run_turn
 from harmony_chat.launch import LaunchOptions, create_backend
 from harmony_chat.tui.messages import ModelFailed, ModelLoading, ModelReady, TurnDone, TurnEvents
 
+if TYPE_CHECKING:
+    from harmony_chat.harmony.session import ChatSession
+
 FLUSH_SECONDS = 1 / 30
 """How often a batch of events is posted to the UI at most."""
+MAX_IN_FLIGHT = 1
+"""Batches posted but not yet rendered; more events wait in the next batch, so no backlog grows."""
 Post = Callable[[Message], object]
 
 
@@ -65,6 +70,7 @@ def run_generation(
     """Run one turn, posting batches of events and a closing :class:`TurnDone`."""
     batch: list[TurnEvent] = []
     last_post = time.monotonic()
+    in_flight: list[TurnEvents] = []
     started = False
     error: str | None = None
     try:
@@ -73,8 +79,12 @@ def run_generation(
             batch.append(event)
             now = time.monotonic()
             if now - last_post >= FLUSH_SECONDS:
-                post(TurnEvents(turn_id, batch))
-                batch, last_post = [], now
+                in_flight = [sent for sent in in_flight if not sent.handled.is_set()]
+                if len(in_flight) < MAX_IN_FLIGHT:
+                    message = TurnEvents(turn_id, batch)
+                    in_flight.append(message)
+                    post(message)
+                    batch, last_post = [], now
     except HarmonyChatError as failure:
         error = str(failure)
     except MemoryError:

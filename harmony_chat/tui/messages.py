@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import threading
+import time
+from dataclasses import dataclass, field
 
 from textual.message import Message
 
@@ -17,6 +19,9 @@ class TurnEvents(Message):
 
     turn_id: int
     events: list[TurnEvent]
+    posted_at: float = field(default_factory=time.monotonic)
+    handled: threading.Event = field(default_factory=threading.Event)
+    """Set by the UI once the batch is rendered; the worker holds the next batch back until then."""
 
 
 @dataclass

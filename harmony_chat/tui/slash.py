@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from harmony_chat.harmony.session import EFFORTS
+from harmony_chat.harmony.effort import EFFORTS
 
 COMMANDS = ("effort", "regen", "edit", "copy", "debug", "theme", "new", "help")
 

@@ -10,14 +10,8 @@ from openai_harmony import Author, HarmonyEncoding, Message, Role, ToolDescripti
 
 from harmony_chat.errors import ContextOverflowError, ConversationFileError
 from harmony_chat.harmony import tokens as tk
-from harmony_chat.harmony.session import (
-    ChatSession,
-    ResponseFormat,
-    TurnRecord,
-    next_effort,
-    parse_effort,
-    visible_history,
-)
+from harmony_chat.harmony.effort import next_effort, parse_effort
+from harmony_chat.harmony.session import ChatSession, ResponseFormat, TurnRecord, visible_history
 from tests.helpers import decode, ids
 
 WEATHER = ToolDescription.new(

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import threading
+import time
+from collections import deque
 from typing import TYPE_CHECKING, cast
 
-from openai_harmony import HarmonyEncoding, Role
 from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, VerticalScroll
@@ -13,11 +14,10 @@ from textual.screen import Screen
 from textual.widget import Widget
 
 from harmony_chat.backends.base import ModelBackend
-from harmony_chat.harmony.session import ChatSession, Effort, next_effort, parse_effort
-from harmony_chat.harmony.turn import PromptReady, TurnOptions, TurnStats
+from harmony_chat.harmony.effort import Effort, next_effort, parse_effort
+from harmony_chat.harmony.turn import PromptReady, TurnOptions, TurnStats, prefill_next_turn
 from harmony_chat.pocket import POCKET_DATE
 from harmony_chat.tui.bindings import SCREEN_KEYS
-from harmony_chat.tui.generation import load_model, run_generation
 from harmony_chat.tui.messages import ModelFailed, ModelLoading, ModelReady, ModelsFound, TurnDone, TurnEvents
 from harmony_chat.tui.slash import SlashError, parse_slash
 from harmony_chat.tui.widgets.inspector import TokenInspector
@@ -26,7 +26,10 @@ from harmony_chat.tui.widgets.status_bar import StatusBar
 from harmony_chat.tui.widgets.turn import AssistantTurn, UserMessage, code_blocks
 from harmony_chat.tui.widgets.welcome import WelcomePanel
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # openai-harmony loads in the workers, after the first paint
+    from openai_harmony import HarmonyEncoding
+
+    from harmony_chat.harmony.session import ChatSession
     from harmony_chat.tui.app import HarmonyChatApp
 
 
@@ -50,6 +53,10 @@ class ChatScreen(Screen[None]):
         self.current_turn: AssistantTurn | None = None
         self.exchanges: list[list[Widget]] = []
         self._stop = threading.Event()
+        self.batch_lags: deque[float] = deque(maxlen=10000)
+        """Seconds between a batch's posting and its rendering (the TUI benchmark reads them)."""
+        self.turn_done_at = 0.0
+        """``time.monotonic()`` when the last turn finished rendering."""
 
     @property
     def chat_app(self) -> HarmonyChatApp:
@@ -106,6 +113,8 @@ class ChatScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="load", description="Loading the model")
     def _load_worker(self) -> None:
+        from harmony_chat.tui.generation import load_model
+
         previous, self.backend = self.backend, None
         if previous is not None:
             previous.close()
@@ -149,6 +158,8 @@ class ChatScreen(Screen[None]):
         self.prompt.focus()
 
     def _new_session(self, encoding: HarmonyEncoding, context_size: int | None) -> ChatSession:
+        from harmony_chat.harmony.session import ChatSession
+
         launch = self.chat_app.launch
         date = POCKET_DATE if launch.uses_pocket else launch.start_date
         return ChatSession(
@@ -219,13 +230,22 @@ class ChatScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="generation", description="Generating")
     def _generate(self, session: ChatSession, backend: ModelBackend, options: TurnOptions, turn_id: int) -> None:
+        from harmony_chat.tui.generation import run_generation
+
         run_generation(session, backend, options, turn_id, self._stop.is_set, self.post_message)
 
     async def on_turn_events(self, message: TurnEvents) -> None:
-        """Render a batch of events of the current turn."""
+        """Render a batch of events of the current turn, then let the worker send the next one."""
+        try:
+            await self._render_events(message)
+        finally:
+            message.handled.set()
+
+    async def _render_events(self, message: TurnEvents) -> None:
         turn = self.current_turn
         if turn is None or message.turn_id != turn.turn_id:
             return
+        self.batch_lags.append(time.monotonic() - message.posted_at)
         await turn.apply(message.events)
         self.inspector.record(message.events)
         for event in message.events:
@@ -242,6 +262,7 @@ class ChatScreen(Screen[None]):
     async def on_turn_done(self, message: TurnDone) -> None:
         """Close the turn; show an error, giving the user's words back if nothing was generated."""
         self.generating = False
+        self.turn_done_at = time.monotonic()
         self.status.state = "idle"
         self.refresh_bindings()
         turn = self.current_turn
@@ -254,6 +275,13 @@ class ChatScreen(Screen[None]):
             else:
                 await turn.show_error(message.error)
                 self.status.state = "error"
+        elif not message.error and self.session is not None and self.backend is not None:
+            self._prefill(self.session, self.backend)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="prefill", description="Preparing the next turn")
+    def _prefill(self, session: ChatSession, backend: ModelBackend) -> None:
+        """Evaluate the history the next prompt will show, while the user reads (see ``prefill_next_turn``)."""
+        prefill_next_turn(session, backend)
 
     def _tick(self) -> None:
         if self.generating and self.current_turn is not None:
@@ -263,7 +291,7 @@ class ChatScreen(Screen[None]):
         """Remove the last exchange from the session and the screen; return the user's text."""
         assert self.session is not None
         history = self.session.history
-        last_user = max((i for i, m in enumerate(history) if m.author.role == Role.USER), default=None)
+        last_user = max((i for i, m in enumerate(history) if m.author.role.value == "user"), default=None)
         if last_user is None:
             return None
         text = "".join(getattr(part, "text", "") for part in history[last_user].content)
