@@ -12,7 +12,22 @@ from harmony_chat.cli import main
 
 @pytest.mark.llama
 def test_bench_reports_every_figure(capsys: pytest.CaptureFixture[str], tiny_gguf: Path) -> None:
-    code = main(["bench", "--model", str(tiny_gguf), "--tokens", "16", "--runs", "1", "--ctx", "1024", "--json"])
+    code = main(
+        [
+            "bench",
+            "--model",
+            str(tiny_gguf),
+            "--tokens",
+            "16",
+            "--runs",
+            "1",
+            "--ctx",
+            "2048",
+            "--json",
+            "--chat-tokens",
+            "16",
+        ]
+    )
     report = json.loads(capsys.readouterr().out)
     assert code == 0
     assert report["model"] == "tiny-gpt-oss" and report["device"] == "CPU"
@@ -26,13 +41,20 @@ def test_bench_reports_every_figure(capsys: pytest.CaptureFixture[str], tiny_ggu
         assert report[key] > 0, key
     assert report["decoder_tokens"] > 10000 and report["prompt_tokens"] > 50
     assert 0.2 < report["pipeline_ratio"] < 5
+    ours, theirs = report["chat_turns"], report["template_chat_turns"]
+    assert [turn["turn"] for turn in ours] == [1, 2, 3, 4, 5] and len(theirs) == 5
+    assert ours[0]["evaluated"] == ours[0]["prompt_tokens"] > 0
+    for turn in ours[1:]:
+        assert 0 < turn["evaluated"] < turn["prompt_tokens"] and turn["ttft_s"] > 0
+        assert turn["prompt_tokens"] - turn["evaluated"] == round(turn["reused_share"] * turn["prompt_tokens"])
+    assert all(turn["evaluated"] > 0 and turn["ttft_s"] > 0 for turn in theirs)
 
 
 @pytest.mark.llama
 def test_bench_table(capsys: pytest.CaptureFixture[str], tiny_gguf: Path) -> None:
     assert main(["bench", "--model", str(tiny_gguf), "--tokens", "8", "--runs", "1", "--ctx", "1024"]) == 0
     out = capsys.readouterr().out
-    assert "pipeline / bare" in out and "µs/token" in out
+    assert "pipeline / bare" in out and "µs/token" in out and "five-turn chat" in out
 
 
 def test_bench_needs_a_real_model(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
