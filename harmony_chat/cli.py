@@ -15,6 +15,7 @@ from typer.exceptions import TyperException
 
 from harmony_chat import __version__
 from harmony_chat.errors import HarmonyChatError
+from harmony_chat.history_cli import history_app, open_history
 
 app = typer.Typer(
     name="harmony-chat",
@@ -70,6 +71,13 @@ def root(
     ctx_size: Annotated[int | None, typer.Option("--ctx", min=256, help="Context size in tokens.")] = None,
     gpu_layers: Annotated[int | None, typer.Option("--gpu-layers", help="Layers to offload (-1: all).")] = None,
     config: Annotated[Path | None, typer.Option("--config", help="Use this config file.")] = None,
+    resume: Annotated[
+        str | None,
+        typer.Option("--resume", help="Continue conversation ID (with no ID: choose one)."),
+    ] = None,
+    continue_latest: Annotated[bool, typer.Option("--continue", help="Continue the latest conversation.")] = False,
+    history_db: Annotated[Path | None, typer.Option("--history-db", help="Keep the history in this file.")] = None,
+    no_history: Annotated[bool, typer.Option("--no-history", help="Store nothing.")] = False,
     version: Annotated[
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")
     ] = False,
@@ -94,9 +102,28 @@ def root(
         context=ctx_size,
         gpu_layers=gpu_layers,
     )
+    history = None if no_history else open_history(history_db, settings.history.store_analysis)
+    chosen: int | str | None = None
+    if resume is not None and resume != "pick":
+        if not resume.isdigit():
+            raise typer.BadParameter(f"--resume takes a conversation id, not {resume!r}")
+        chosen = int(resume)
+    elif resume == "pick" or continue_latest:
+        if history is None:
+            raise typer.BadParameter("--resume and --continue need the history (drop --no-history)")
+        chosen = history.latest() if continue_latest else "pick"
+        if continue_latest and chosen is None:
+            raise typer.BadParameter("there is no conversation to continue yet")
+    if isinstance(chosen, int) and history is not None:
+        history.load(chosen)
+    if history is not None:
+        history.recover_interrupted()
     from harmony_chat.tui.app import run_tui
 
-    run_tui(launch, settings)
+    run_tui(launch, settings, history, chosen)
+
+
+app.add_typer(history_app, name="history")
 
 
 @app.command()
@@ -205,8 +232,12 @@ def bench(
 
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI and return its exit code; every expected failure becomes one ``error:`` line."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    for index, arg in enumerate(args):  # a bare --resume (no id) opens the history to choose
+        if arg == "--resume" and (index + 1 == len(args) or args[index + 1].startswith("-")):
+            args[index] = "--resume=pick"
     try:
-        result = app(args=argv, standalone_mode=False, prog_name="harmony-chat")
+        result = app(args=args, standalone_mode=False, prog_name="harmony-chat")
     except TyperException as error:
         print(f"error: {error.format_message()}", file=sys.stderr)
         return error.exit_code

@@ -64,19 +64,35 @@ class UiSettings:
 
 
 @dataclass(slots=True)
+class HistorySettings:
+    """``[history]``: where conversations are kept and what is kept."""
+
+    path: str | None = None
+    """The SQLite file (default: ``history.sqlite3`` in the user data dir)."""
+    store_analysis: bool = False
+    """Also store the raw chain of thought, labelled, for debugging (off by default)."""
+
+
+@dataclass(slots=True)
 class Settings:
     """Everything in the config file."""
 
     model: ModelSettings = field(default_factory=ModelSettings)
     chat: ChatSettings = field(default_factory=ChatSettings)
     ui: UiSettings = field(default_factory=UiSettings)
+    history: HistorySettings = field(default_factory=HistorySettings)
     keymap: dict[str, str] = field(default_factory=dict)
     """Binding id -> keys, e.g. ``cycle-effort = "ctrl+e"``."""
     path: Path | None = None
     """The file these settings came from."""
 
 
-_SECTIONS: dict[str, type] = {"model": ModelSettings, "chat": ChatSettings, "ui": UiSettings}
+_SECTIONS: dict[str, type] = {
+    "model": ModelSettings,
+    "chat": ChatSettings,
+    "ui": UiSettings,
+    "history": HistorySettings,
+}
 
 
 def config_file() -> Path:

@@ -10,6 +10,7 @@ from textual.screen import Screen
 
 from harmony_chat.config import ConfigError, Settings, save_ui_value
 from harmony_chat.harmony.effort import parse_effort
+from harmony_chat.history.store import HistoryStore
 from harmony_chat.launch import LaunchOptions, create_backend
 from harmony_chat.models import FoundModel
 from harmony_chat.tui.bindings import APP_KEYS
@@ -32,6 +33,8 @@ class HarmonyChatApp(App[None]):
         settings: the config file's settings (theme, keymap, where to save the theme).
         theme_dir: the user theme dir (default: inside the config dir).
         backend_factory: builds the backend from launch options (tests and screenshots pass their own).
+        history: the conversation history (None keeps nothing).
+        resume: a conversation id to continue, or ``"pick"`` to open the history first.
     """
 
     TITLE = "harmony-chat"
@@ -45,8 +48,14 @@ class HarmonyChatApp(App[None]):
         settings: Settings | None = None,
         theme_dir: Path | None = None,
         backend_factory: BackendFactory | None = None,
+        history: HistoryStore | None = None,
+        resume: int | str | None = None,
     ) -> None:
         super().__init__()
+        self.history = history
+        """Where conversations are stored (None: nothing is stored)."""
+        self.resume = resume
+        """A conversation to continue once the model is ready (``"pick"``: ask which)."""
         self.launch = launch
         self.backend_factory: BackendFactory = backend_factory or create_backend
         self.settings = settings or Settings()
@@ -154,6 +163,8 @@ class HarmonyChatApp(App[None]):
             self.set_theme(args[0])
         elif name == "new":
             await chat.action_new_chat()
+        elif name == "history":
+            chat.action_history()
         elif name == "help":
             self.action_help()
 
@@ -162,6 +173,8 @@ class HarmonyChatApp(App[None]):
         return Screen()
 
 
-def run_tui(launch: LaunchOptions, settings: Settings) -> None:
+def run_tui(
+    launch: LaunchOptions, settings: Settings, history: HistoryStore | None = None, resume: int | str | None = None
+) -> None:
     """Run the app until the user quits."""
-    HarmonyChatApp(launch, settings).run()
+    HarmonyChatApp(launch, settings, history=history, resume=resume).run()

@@ -51,12 +51,15 @@ TOGGLE_DEBUG = Key(
 NEW_CHAT = Key("new-chat", "ctrl+n", "new_chat", "New chat", "Start a new conversation", priority=True)
 PALETTE = Key("command-palette", "ctrl+p", "app.command_palette", "Palette", "Open the command palette")
 HELP = Key("help", "f1", "app.help", "Help", "Show keys and commands")
+HISTORY = Key(
+    "history", "ctrl+o", "history", "History", "Open, search, rename or delete past conversations", priority=True
+)
 QUIT = Key("quit", "ctrl+q", "app.quit", "Quit", "Quit harmony-chat", priority=True)
 
 APP_KEYS = (PALETTE, HELP, QUIT)
-SCREEN_KEYS = (STOP, CYCLE_EFFORT, TOGGLE_DEBUG, NEW_CHAT)
+SCREEN_KEYS = (STOP, CYCLE_EFFORT, TOGGLE_DEBUG, NEW_CHAT, HISTORY)
 PROMPT_KEYS = (SEND, NEWLINE)
-ALL_KEYS = (SEND, NEWLINE, STOP, CYCLE_EFFORT, TOGGLE_DEBUG, NEW_CHAT, PALETTE, HELP, QUIT)
+ALL_KEYS = (SEND, NEWLINE, STOP, CYCLE_EFFORT, TOGGLE_DEBUG, NEW_CHAT, HISTORY, PALETTE, HELP, QUIT)
 """In the order the help screen and the README list them."""
 
 SLASH_COMMANDS = (
@@ -68,5 +71,6 @@ SLASH_COMMANDS = (
     ("/debug", "Toggle debug mode"),
     ("/theme NAME", "Switch theme (the choice is saved)"),
     ("/new", "Start a new chat"),
+    ("/history", "Open past conversations"),
     ("/help", "Show this help"),
 )

@@ -7,6 +7,7 @@ generation speed while each batch stays small.
 
 from __future__ import annotations
 
+import sqlite3
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -16,12 +17,13 @@ from textual.message import Message
 
 from harmony_chat.backends.base import ModelBackend
 from harmony_chat.errors import HarmonyChatError
-from harmony_chat.harmony.turn import PromptReady, TurnEvent, TurnOptions, run_turn
+from harmony_chat.harmony.turn import PromptReady, TurnEvent, TurnOptions, TurnStats, run_turn
 from harmony_chat.launch import LaunchOptions, create_backend
 from harmony_chat.tui.messages import ModelFailed, ModelLoading, ModelReady, TurnDone, TurnEvents
 
 if TYPE_CHECKING:
     from harmony_chat.harmony.session import ChatSession
+    from harmony_chat.history.recording import TurnRecorder
 
 FLUSH_SECONDS = 1 / 30
 """How often a batch of events is posted to the UI at most."""
@@ -66,17 +68,30 @@ def run_generation(
     turn_id: int,
     should_stop: Callable[[], bool],
     post: Post,
+    recorder: TurnRecorder | None = None,
 ) -> None:
-    """Run one turn, posting batches of events and a closing :class:`TurnDone`."""
+    """Run one turn, posting batches of events and a closing :class:`TurnDone`.
+
+    With a ``recorder``, finished messages go to the history as they are generated.
+    """
     batch: list[TurnEvent] = []
     last_post = time.monotonic()
     in_flight: list[TurnEvents] = []
     started = False
     error: str | None = None
+    final_stats: TurnStats | None = None
+    history_error: str | None = None
     try:
         for event in run_turn(session, backend, options, should_stop):
             started = started or isinstance(event, PromptReady)
             batch.append(event)
+            if recorder is not None:
+                try:
+                    recorder.on_event(event)
+                except (HarmonyChatError, OSError, sqlite3.Error) as failure:
+                    recorder, history_error = None, f"the history could not be saved: {failure}"
+            if isinstance(event, TurnStats):
+                final_stats = event
             now = time.monotonic()
             if now - last_post >= FLUSH_SECONDS:
                 in_flight = [sent for sent in in_flight if not sent.handled.is_set()]
@@ -93,4 +108,9 @@ def run_generation(
         error = f"{type(failure).__name__}: {failure}"
     if batch:
         post(TurnEvents(turn_id, batch))
-    post(TurnDone(turn_id, error, no_output=not started))
+    if recorder is not None:
+        try:
+            recorder.finish(final_stats, error)
+        except (HarmonyChatError, OSError, sqlite3.Error) as failure:
+            history_error = f"the history could not be saved: {failure}"
+    post(TurnDone(turn_id, error, no_output=not started, history_error=history_error))

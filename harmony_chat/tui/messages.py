@@ -32,6 +32,8 @@ class TurnDone(Message):
     error: str | None = None
     no_output: bool = False
     """True when the turn failed before generating anything (the user's message is given back)."""
+    history_error: str | None = None
+    """Why the turn could not be saved to the history, if it could not."""
 
 
 @dataclass

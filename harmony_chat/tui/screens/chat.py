@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 import threading
 import time
 from collections import deque
@@ -10,30 +11,33 @@ from typing import TYPE_CHECKING, cast
 from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, VerticalScroll
-from textual.screen import Screen
 from textual.widget import Widget
 
 from harmony_chat.backends.base import ModelBackend
+from harmony_chat.errors import HarmonyChatError
 from harmony_chat.harmony.effort import Effort, next_effort, parse_effort
 from harmony_chat.harmony.turn import PromptReady, TurnOptions, TurnStats, prefill_next_turn
 from harmony_chat.pocket import POCKET_DATE
 from harmony_chat.tui.bindings import SCREEN_KEYS
 from harmony_chat.tui.messages import ModelFailed, ModelLoading, ModelReady, ModelsFound, TurnDone, TurnEvents
+from harmony_chat.tui.screens.edits import ConversationEdits
 from harmony_chat.tui.slash import SlashError, parse_slash
 from harmony_chat.tui.widgets.inspector import TokenInspector
 from harmony_chat.tui.widgets.prompt import PromptInput
 from harmony_chat.tui.widgets.status_bar import StatusBar
-from harmony_chat.tui.widgets.turn import AssistantTurn, UserMessage, code_blocks
+from harmony_chat.tui.widgets.turn import AssistantTurn, UserMessage
 from harmony_chat.tui.widgets.welcome import WelcomePanel
 
 if TYPE_CHECKING:  # openai-harmony loads in the workers, after the first paint
     from openai_harmony import HarmonyEncoding
 
     from harmony_chat.harmony.session import ChatSession
+    from harmony_chat.history.link import ConversationLink
+    from harmony_chat.history.recording import TurnRecorder
     from harmony_chat.tui.app import HarmonyChatApp
 
 
-class ChatScreen(Screen[None]):
+class ChatScreen(ConversationEdits):
     """Where the conversation happens."""
 
     BINDINGS = [key.binding() for key in SCREEN_KEYS]
@@ -55,6 +59,8 @@ class ChatScreen(Screen[None]):
         self._stop = threading.Event()
         self.batch_lags: deque[float] = deque(maxlen=10000)
         """Seconds between a batch's posting and its rendering (the TUI benchmark reads them)."""
+        self.link: ConversationLink | None = None
+        """The stored conversation this chat writes to (None when history is off)."""
         self.turn_done_at = 0.0
         """``time.monotonic()`` when the last turn finished rendering."""
 
@@ -96,6 +102,8 @@ class ChatScreen(Screen[None]):
         launch = self.chat_app.launch
         self.status.effort = launch.effort
         self.set_interval(0.25, self._tick)
+        if self.chat_app.history is not None:
+            self.link = ConversationLink(self.chat_app.history)
         self.prompt.focus()
         if self.chat_app.start_in_debug:
             self.action_toggle_debug()
@@ -156,6 +164,11 @@ class ChatScreen(Screen[None]):
         else:
             self.session.context_size = info.context_size
         self.prompt.focus()
+        resume, self.chat_app.resume = self.chat_app.resume, None
+        if resume == "pick":
+            self.action_history()
+        elif isinstance(resume, int):
+            await self.open_conversation(resume)
 
     def _new_session(self, encoding: HarmonyEncoding, context_size: int | None) -> ChatSession:
         from harmony_chat.harmony.session import ChatSession
@@ -206,6 +219,11 @@ class ChatScreen(Screen[None]):
             return
         self.prompt.clear()
         self.session.add_user(message.text)
+        if self.link is not None:
+            try:
+                self.link.record_user(self.session, message.text, self.status.model)
+            except (HarmonyChatError, OSError, sqlite3.Error) as error:
+                self.notify(f"Not saved to the history: {error}", severity="warning")
         user = UserMessage(message.text)
         await self.log_view.mount(user)
         self.exchanges.append([user])
@@ -226,13 +244,26 @@ class ChatScreen(Screen[None]):
         self.status.state = "thinking"
         self.refresh_bindings()
         options = TurnOptions(sampling=self.chat_app.launch.sampling, effort=effort)
-        self._generate(self.session, self.backend, options, self.turn_id)
+        recorder = None
+        if self.link is not None:
+            try:
+                recorder = self.link.recorder(self.status.model, effort)
+            except (HarmonyChatError, OSError, sqlite3.Error) as error:
+                self.notify(f"Not saved to the history: {error}", severity="warning")
+        self._generate(self.session, self.backend, options, self.turn_id, recorder)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="generation", description="Generating")
-    def _generate(self, session: ChatSession, backend: ModelBackend, options: TurnOptions, turn_id: int) -> None:
+    def _generate(
+        self,
+        session: ChatSession,
+        backend: ModelBackend,
+        options: TurnOptions,
+        turn_id: int,
+        recorder: TurnRecorder | None,
+    ) -> None:
         from harmony_chat.tui.generation import run_generation
 
-        run_generation(session, backend, options, turn_id, self._stop.is_set, self.post_message)
+        run_generation(session, backend, options, turn_id, self._stop.is_set, self.post_message, recorder)
 
     async def on_turn_events(self, message: TurnEvents) -> None:
         """Render a batch of events of the current turn, then let the worker send the next one."""
@@ -263,6 +294,8 @@ class ChatScreen(Screen[None]):
         """Close the turn; show an error, giving the user's words back if nothing was generated."""
         self.generating = False
         self.turn_done_at = time.monotonic()
+        if message.history_error:
+            self.notify(message.history_error, severity="warning")
         self.status.state = "idle"
         self.refresh_bindings()
         turn = self.current_turn
@@ -286,27 +319,6 @@ class ChatScreen(Screen[None]):
     def _tick(self) -> None:
         if self.generating and self.current_turn is not None:
             self.current_turn.tick()
-
-    def _drop_last_exchange(self, keep_user: bool) -> str | None:
-        """Remove the last exchange from the session and the screen; return the user's text."""
-        assert self.session is not None
-        history = self.session.history
-        last_user = max((i for i, m in enumerate(history) if m.author.role.value == "user"), default=None)
-        if last_user is None:
-            return None
-        text = "".join(getattr(part, "text", "") for part in history[last_user].content)
-        del history[last_user + (1 if keep_user else 0) :]
-        if self.session.turns:
-            self.session.turns.pop()
-        widgets = self.exchanges[-1] if self.exchanges else []
-        for widget in widgets[1:] if keep_user else widgets:
-            widget.remove()
-        if keep_user:
-            del widgets[1:]
-        elif self.exchanges:
-            self.exchanges.pop()
-        self.current_turn = None
-        return text
 
     # -- actions ------------------------------------------------------------------------------
 
@@ -354,43 +366,7 @@ class ChatScreen(Screen[None]):
         self.inspector.clear()
         if self.session is not None:
             self.session = self._new_session(self.session.encoding, self.session.context_size)
+        if self.chat_app.history is not None:
+            self.link = ConversationLink(self.chat_app.history)
         self.status.context_used = 0
         self.prompt.focus()
-
-    async def regenerate(self, effort: Effort | None = None) -> None:
-        """Generate the last answer again, optionally at another effort."""
-        if self.generating or self.session is None or not self.exchanges:
-            self.notify("Nothing to regenerate right now.", severity="warning")
-            return
-        self._drop_last_exchange(keep_user=True)
-        await self.start_turn(effort)
-
-    def edit_last(self) -> None:
-        """Put the last user message back into the prompt (its answer is removed)."""
-        if self.generating or self.session is None or not self.exchanges:
-            self.notify("Nothing to edit right now.", severity="warning")
-            return
-        text = self._drop_last_exchange(keep_user=False)
-        if text is not None:
-            self.prompt.text = text
-            self.prompt.focus()
-
-    def last_answer(self) -> str:
-        """The last final answer's Markdown ('' if none)."""
-        turns = [turn for turn in self.query(AssistantTurn) if turn.final_text]
-        return turns[-1].final_text if turns else ""
-
-    def copy_answer(self, code_block: int | None = None) -> None:
-        """Copy the last answer, or one of its code blocks (1-based; 0 means the last)."""
-        answer = self.last_answer()
-        if code_block is not None:
-            blocks = code_blocks(answer)
-            if not blocks or code_block > len(blocks):
-                self.notify("The last answer has no such code block.", severity="warning")
-                return
-            answer = blocks[code_block - 1 if code_block else -1]
-        if not answer:
-            self.notify("No answer to copy yet.", severity="warning")
-            return
-        self.app.copy_to_clipboard(answer)
-        self.notify("Copied to the clipboard.")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import time
+from typing import TYPE_CHECKING
 
 from textual.app import ComposeResult
 from textual.containers import Vertical
@@ -25,6 +26,9 @@ from harmony_chat.harmony.events import (
     ToolCall,
 )
 from harmony_chat.harmony.turn import TurnEvent, TurnStats
+
+if TYPE_CHECKING:
+    from openai_harmony import Message
 
 _FENCE = re.compile(r"```[^\n]*\n(.*?)```", re.S)
 
@@ -208,6 +212,29 @@ class AssistantTurn(Vertical):
         if stats.evicted_turns:
             parts.append(f"{stats.evicted_turns} oldest turns left out of the context")
         await self.mount(Static(" · ".join(parts), classes="footer"))
+
+    async def show_stored(self, messages: list[Message], status: str) -> None:
+        """Show a turn read back from the history (no stream to follow)."""
+        for message in messages:
+            text = "".join(getattr(part, "text", "") for part in message.content)
+            if message.author.role.value == "tool":
+                self.add_tool_result(message.author.name or "tool", text)
+            elif message.recipient:
+                await self.mount(Collapsible(Static(text), title=f"Tool call → {message.recipient}", collapsed=True))
+            elif message.channel == "final":
+                await self._write_answer(text)
+            elif message.channel == "commentary":
+                self._preamble = None
+                await self._write_preamble(text)
+            else:
+                self._analysis_text.append(text)
+                await self._ensure_analysis()
+        self.stop_reason = StopReason.RETURN
+        self._thinking.display = False
+        if self._answer is not None:
+            await self._answer.finish()
+        label = "restored from history" + ("" if status == "complete" else f" · {status}")
+        await self.mount(Static(f"{label} · effort {self.effort}", classes="footer"))
 
     async def show_error(self, message: str) -> None:
         """Show an engine error in this turn."""

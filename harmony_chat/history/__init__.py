@@ -1,0 +1,1 @@
+"""Conversation history in SQLite: storage, search, export. No UI imports."""

@@ -1,0 +1,55 @@
+"""The chat's link to its stored conversation: created on the first message, kept in step after."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from openai_harmony import Message, Role
+
+from harmony_chat.harmony.session import ChatSession
+from harmony_chat.history.db import reading, transaction
+from harmony_chat.history.recording import TurnRecorder, session_settings
+from harmony_chat.history.store import HistoryStore
+
+
+@dataclass(slots=True)
+class ConversationLink:
+    """Which stored conversation the chat writes to, and the id of its last user message."""
+
+    store: HistoryStore
+    conversation: int | None = None
+    user_message_ids: list[int] = field(default_factory=list)
+
+    def record_user(self, session: ChatSession, text: str, model: str) -> None:
+        """Store the user's message at once (the conversation is created on the first one)."""
+        if self.conversation is None:
+            self.conversation = self.store.create_conversation(session_settings(session), model)
+        message_id = self.store.add_message(self.conversation, Message.from_role_and_content(Role.USER, text))
+        if message_id is not None:
+            self.user_message_ids.append(message_id)
+
+    def recorder(self, model: str, effort: str) -> TurnRecorder | None:
+        """A recorder for the next assistant turn (None before any message)."""
+        if self.conversation is None:
+            return None
+        return TurnRecorder(self.store, self.conversation, model, effort)
+
+    def drop_last_exchange(self, keep_user: bool) -> None:
+        """Forget the last answer (and the last user message unless ``keep_user``), as the chat did."""
+        if self.conversation is None or not self.user_message_ids:
+            return
+        last_user = self.user_message_ids[-1] if keep_user else self.user_message_ids.pop()
+        cutoff = last_user if keep_user else last_user - 1
+        with reading(self.store.path) as db:
+            row = db.execute("SELECT created_at FROM messages WHERE id = ?", (last_user,)).fetchone()
+        with transaction(self.store.path) as db:
+            db.execute(
+                "DELETE FROM search WHERE conversation_id = ? AND CAST(message_id AS INTEGER) > ?",
+                (self.conversation, cutoff),
+            )
+            db.execute("DELETE FROM messages WHERE conversation_id = ? AND id > ?", (self.conversation, cutoff))
+            if row is not None:
+                db.execute(
+                    "DELETE FROM turns WHERE conversation_id = ? AND started_at >= ?",
+                    (self.conversation, row["created_at"]),
+                )

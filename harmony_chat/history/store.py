@@ -1,0 +1,283 @@
+"""Store and read conversations: harmony messages plus per-turn metadata, and full-text search.
+
+Every harmony message is kept as openai-harmony's JSON (exact round trips) beside its plain text.
+Analysis (raw chain of thought) is only stored when asked, and then flagged; search covers user
+messages and final answers only.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from openai_harmony import Message, Role, ToolDescription
+
+from harmony_chat.history.db import HistoryError, open_database, reading, transaction
+
+TURN_STATUSES = ("generating", "complete", "stopped", "truncated", "error", "interrupted")
+
+
+def message_text(message: Message) -> str:
+    """The plain text of a harmony message."""
+    return "".join(getattr(part, "text", "") for part in message.content)
+
+
+@dataclass(frozen=True, slots=True)
+class ConversationSummary:
+    """One row of the history list."""
+
+    id: int
+    title: str
+    created_at: float
+    updated_at: float
+    model: str
+    messages: int
+
+
+@dataclass(slots=True)
+class TurnRow:
+    """What is stored about one assistant turn."""
+
+    id: int
+    model: str
+    effort: str
+    status: str
+    stop_reason: str | None
+    stats: dict[str, Any]
+    partial_text: str
+    started_at: float
+    finished_at: float | None
+
+
+@dataclass(slots=True)
+class StoredConversation:
+    """A conversation as stored: settings, messages (with their turn ids) and turns."""
+
+    id: int
+    title: str
+    model: str
+    created_at: float
+    settings: dict[str, Any]
+    messages: list[Message] = field(default_factory=list)
+    message_turns: list[int | None] = field(default_factory=list)
+    message_analysis: list[bool] = field(default_factory=list)
+    message_ids: list[int] = field(default_factory=list)
+    turns: list[TurnRow] = field(default_factory=list)
+
+    @property
+    def functions(self) -> list[ToolDescription]:
+        """The declared function tools."""
+        return [ToolDescription.model_validate(tool) for tool in self.settings.get("functions", [])]
+
+
+def _title(text: str) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= 60 else line[:59] + "…"
+
+
+class HistoryStore:
+    """The conversation history in one SQLite file.
+
+    Args:
+        path: the database file (created, or migrated, on first use).
+        store_analysis: also keep raw chain of thought (flagged as such); off by default.
+
+    Raises:
+        HistoryError: when the file is not a healthy history database (it is not overwritten).
+    """
+
+    def __init__(self, path: Path, store_analysis: bool = False) -> None:
+        self.path = open_database(path)
+        self.store_analysis = store_analysis
+
+    def create_conversation(self, settings: dict[str, Any], model: str = "") -> int:
+        """Start a conversation; ``settings`` hold effort, instructions, functions and start date."""
+        now = time.time()
+        with transaction(self.path) as db:
+            cursor = db.execute(
+                "INSERT INTO conversations (created_at, updated_at, model, settings_json) VALUES (?, ?, ?, ?)",
+                (now, now, model, json.dumps(settings)),
+            )
+            return int(cursor.lastrowid or 0)
+
+    def add_message(self, conversation: int, message: Message, turn: int | None = None) -> int | None:
+        """Store one message (skips analysis unless ``store_analysis``); return its id."""
+        analysis = message.author.role == Role.ASSISTANT and message.channel == "analysis" and not message.recipient
+        if analysis and not self.store_analysis:
+            return None
+        text = message_text(message)
+        role = message.author.role.value
+        now = time.time()
+        with transaction(self.path) as db:
+            cursor = db.execute(
+                "INSERT INTO messages (conversation_id, turn_id, role, channel, recipient, is_analysis, text, "
+                "message_json, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    conversation,
+                    turn,
+                    role,
+                    message.channel,
+                    message.recipient,
+                    int(analysis),
+                    text,
+                    message.to_json(),
+                    now,
+                ),
+            )
+            message_id = int(cursor.lastrowid or 0)
+            if role == "user" or (role == "assistant" and message.channel == "final"):
+                db.execute(
+                    "INSERT INTO search (text, conversation_id, message_id) VALUES (?, ?, ?)",
+                    (text, conversation, message_id),
+                )
+            if role == "user":
+                db.execute(
+                    "UPDATE conversations SET title = ? WHERE id = ? AND title = ''", (_title(text), conversation)
+                )
+            db.execute("UPDATE conversations SET updated_at = ? WHERE id = ?", (now, conversation))
+            return message_id
+
+    def begin_turn(self, conversation: int, model: str, effort: str) -> int:
+        """Record that an assistant turn started (status ``generating`` until it ends)."""
+        with transaction(self.path) as db:
+            cursor = db.execute(
+                "INSERT INTO turns (conversation_id, model, effort, status, started_at) VALUES (?, ?, ?, ?, ?)",
+                (conversation, model, effort, "generating", time.time()),
+            )
+            db.execute("UPDATE conversations SET model = ? WHERE id = ?", (model, conversation))
+            return int(cursor.lastrowid or 0)
+
+    def save_partial(self, turn: int, text: str) -> None:
+        """Keep the answer generated so far, so a killed process loses (almost) nothing."""
+        with transaction(self.path) as db:
+            db.execute("UPDATE turns SET partial_text = ? WHERE id = ?", (text, turn))
+
+    def finish_turn(self, turn: int, status: str, stop_reason: str | None, stats: dict[str, Any]) -> None:
+        """Record how a turn ended and what it cost."""
+        if status not in TURN_STATUSES:
+            raise ValueError(f"unknown turn status {status!r}")
+        with transaction(self.path) as db:
+            db.execute(
+                "UPDATE turns SET status = ?, stop_reason = ?, stats_json = ?, finished_at = ?, partial_text = '' "
+                "WHERE id = ?",
+                (status, stop_reason, json.dumps(stats), time.time(), turn),
+            )
+
+    def recover_interrupted(self) -> int:
+        """Close turns a killed process left ``generating``: keep their partial answer, marked.
+
+        Returns how many turns were recovered.
+        """
+        with transaction(self.path) as db:
+            rows = db.execute("SELECT id, conversation_id, partial_text FROM turns WHERE status = 'generating'")
+            recovered = rows.fetchall()
+            for row in recovered:
+                if row["partial_text"]:
+                    message = Message.from_role_and_content(Role.ASSISTANT, row["partial_text"]).with_channel("final")
+                    db.execute(
+                        "INSERT INTO messages (conversation_id, turn_id, role, channel, recipient, is_analysis, text, "
+                        "message_json, created_at) VALUES (?, ?, 'assistant', 'final', NULL, 0, ?, ?, ?)",
+                        (row["conversation_id"], row["id"], row["partial_text"], message.to_json(), time.time()),
+                    )
+                db.execute(
+                    "UPDATE turns SET status = 'interrupted', finished_at = ?, partial_text = '' WHERE id = ?",
+                    (time.time(), row["id"]),
+                )
+        return len(recovered)
+
+    def list_conversations(self, limit: int = 200) -> list[ConversationSummary]:
+        """The newest conversations first."""
+        with reading(self.path) as db:
+            rows = db.execute(
+                "SELECT c.*, (SELECT COUNT(*) FROM messages m WHERE m.conversation_id = c.id) AS count "
+                "FROM conversations c ORDER BY updated_at DESC, id DESC LIMIT ?",
+                (limit,),
+            ).fetchall()
+        return [
+            ConversationSummary(
+                r["id"], r["title"] or "(empty)", r["created_at"], r["updated_at"], r["model"], r["count"]
+            )
+            for r in rows
+        ]
+
+    def latest(self) -> int | None:
+        """The most recently updated conversation."""
+        found = self.list_conversations(limit=1)
+        return found[0].id if found else None
+
+    def load(self, conversation: int) -> StoredConversation:
+        """Read a whole conversation.
+
+        Raises:
+            HistoryError: if there is no such conversation.
+        """
+        with reading(self.path) as db:
+            row = db.execute("SELECT * FROM conversations WHERE id = ?", (conversation,)).fetchone()
+            if row is None:
+                raise HistoryError(f"no conversation {conversation} in the history")
+            stored = StoredConversation(
+                row["id"], row["title"], row["model"], row["created_at"], json.loads(row["settings_json"])
+            )
+            for message in db.execute("SELECT * FROM messages WHERE conversation_id = ? ORDER BY id", (conversation,)):
+                stored.messages.append(Message.from_dict(json.loads(message["message_json"])))
+                stored.message_turns.append(message["turn_id"])
+                stored.message_analysis.append(bool(message["is_analysis"]))
+                stored.message_ids.append(int(message["id"]))
+            for turn in db.execute("SELECT * FROM turns WHERE conversation_id = ? ORDER BY id", (conversation,)):
+                stored.turns.append(
+                    TurnRow(
+                        turn["id"],
+                        turn["model"],
+                        turn["effort"],
+                        turn["status"],
+                        turn["stop_reason"],
+                        json.loads(turn["stats_json"]),
+                        turn["partial_text"],
+                        turn["started_at"],
+                        turn["finished_at"],
+                    )
+                )
+        return stored
+
+    def search(self, query: str, limit: int = 50) -> list[tuple[int, str, str]]:
+        """Full-text search over user messages and final answers: (conversation id, title, snippet).
+
+        Each conversation appears once, with its best-matching message.
+        """
+        terms = " ".join('"' + word.replace('"', '""') + '"' for word in query.split())
+        if not terms:
+            return []
+        with reading(self.path) as db:
+            rows = db.execute(
+                "SELECT s.conversation_id AS id, c.title AS title, snippet(search, 0, '[', ']', '…', 12) AS hit "
+                "FROM search s JOIN conversations c ON c.id = s.conversation_id WHERE search MATCH ? "
+                "ORDER BY rank LIMIT ?",
+                (terms, limit * 10),
+            ).fetchall()
+        best: dict[int, tuple[int, str, str]] = {}
+        for row in rows:  # best match first; one hit per conversation
+            best.setdefault(int(row["id"]), (int(row["id"]), row["title"], row["hit"]))
+        return list(best.values())[:limit]
+
+    def rename(self, conversation: int, title: str) -> None:
+        """Give a conversation another title."""
+        with transaction(self.path) as db:
+            if db.execute("UPDATE conversations SET title = ? WHERE id = ?", (title, conversation)).rowcount == 0:
+                raise HistoryError(f"no conversation {conversation} in the history")
+
+    def delete(self, conversation: int) -> None:
+        """Delete a conversation with its messages, turns and search entries."""
+        with transaction(self.path) as db:
+            db.execute("DELETE FROM search WHERE conversation_id = ?", (conversation,))
+            if db.execute("DELETE FROM conversations WHERE id = ?", (conversation,)).rowcount == 0:
+                raise HistoryError(f"no conversation {conversation} in the history")
+
+    def import_messages(self, messages: list[Message], settings: dict[str, Any], model: str = "imported") -> int:
+        """Store messages of an imported conversation; return its id."""
+        conversation = self.create_conversation(settings, model)
+        for message in messages:
+            self.add_message(conversation, message)
+        return conversation

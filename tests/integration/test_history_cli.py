@@ -1,0 +1,98 @@
+"""``harmony-chat history`` and the history options, end to end."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from openai_harmony import HarmonyEncoding
+
+from harmony_chat.cli import main
+from harmony_chat.harmony.session import ChatSession
+from harmony_chat.history.recording import session_settings
+from harmony_chat.history.store import HistoryStore
+
+
+@pytest.fixture
+def db(tmp_path: Path, encoding: HarmonyEncoding) -> tuple[Path, int]:
+    path = tmp_path / "history.sqlite3"
+    store = HistoryStore(path)
+    session = ChatSession(encoding, start_date="2026-03-04")
+    session.add_user("Où est la gare? 駅はどこ")
+    conversation = store.create_conversation(session_settings(session), "pocket")
+    store.add_message(conversation, session.history[-1])
+    return path, conversation
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_list_show_search(capsys: pytest.CaptureFixture[str], db: tuple[Path, int]) -> None:
+    path, conversation = db
+    code, out, _ = run(capsys, "history", "list", "--history-db", str(path))
+    assert code == 0 and out.startswith(f"{conversation}\t") and "Où est la gare?" in out and "pocket" in out
+    code, out, _ = run(capsys, "history", "show", str(conversation), "--history-db", str(path))
+    assert code == 0 and "## You\n\nOù est la gare? 駅はどこ" in out
+    code, out, _ = run(capsys, "history", "search", "gare", "--history-db", str(path))
+    assert code == 0 and out.startswith(f"{conversation}\t")
+    code, out, err = run(capsys, "history", "search", "nothing-like-this", "--history-db", str(path))
+    assert code == 0 and out == "" and "no conversation mentions" in err
+
+
+@pytest.mark.parametrize(
+    ("fmt", "needle"),
+    [("md", "## You"), ("json", '"harmony_chat"'), ("harmony", "<|start|>user<|message|>Où est la gare?")],
+)
+def test_export_formats(
+    capsys: pytest.CaptureFixture[str], db: tuple[Path, int], tmp_path: Path, fmt: str, needle: str
+) -> None:
+    path, conversation = db
+    out_file = tmp_path / f"out.{fmt}"
+    code, _, _ = run(
+        capsys,
+        "history",
+        "export",
+        str(conversation),
+        "--format",
+        fmt,
+        "--out",
+        str(out_file),
+        "--history-db",
+        str(path),
+    )
+    assert code == 0 and needle in out_file.read_text()
+
+
+def test_import_then_delete(
+    capsys: pytest.CaptureFixture[str], db: tuple[Path, int], tmp_path: Path, encoding: HarmonyEncoding
+) -> None:
+    path, _ = db
+    session = ChatSession(encoding)
+    session.add_user("imported question")
+    file = tmp_path / "conv.json"
+    session.save(file)
+    code, out, _ = run(capsys, "history", "import", str(file), "--history-db", str(path))
+    new_id = int(out)
+    assert code == 0 and HistoryStore(path).load(new_id).title == "imported question"
+    code, _, _ = run(capsys, "history", "delete", str(new_id), "--yes", "--history-db", str(path))
+    assert code == 0 and [row.id for row in HistoryStore(path).list_conversations()] != [new_id]
+
+
+def test_errors_are_one_line(capsys: pytest.CaptureFixture[str], db: tuple[Path, int], tmp_path: Path) -> None:
+    path, _ = db
+    code, _, err = run(capsys, "history", "show", "999", "--history-db", str(path))
+    assert code == 1 and err == "error: no conversation 999 in the history\n"
+    code, _, err = run(capsys, "history", "export", "1", "--format", "pdf", "--history-db", str(path))
+    assert code == 2 and "unknown format 'pdf'" in err and err.count("\n") == 1
+    broken = tmp_path / "broken.sqlite3"
+    broken.write_text("garbage")
+    code, _, err = run(capsys, "--history-db", str(broken))
+    assert code == 1 and "is not an SQLite database" in err and err.count("\n") == 1
+    empty = tmp_path / "empty.sqlite3"
+    code, _, err = run(capsys, "--continue", "--history-db", str(empty))
+    assert code == 2 and "no conversation to continue" in err
+    code, _, err = run(capsys, "--resume", "abc", "--history-db", str(path))
+    assert code == 2 and "--resume takes a conversation id" in err
