@@ -14,14 +14,26 @@ from harmony_chat.tui.screenshots import PINNED_DATE, replay_factory, wait_idle
 
 
 def make_app(
-    settings: Settings | None = None, factory: Any = None, theme_dir: Path | None = None, **launch: Any
+    settings: Settings | None = None,
+    factory: Any = None,
+    theme_dir: Path | None = None,
+    history: Any = None,
+    resume: int | str | None = None,
+    **launch: Any,
 ) -> HarmonyChatApp:
     """An app in demo mode (replay, no delay) unless told otherwise."""
     defaults: dict[str, Any] = {"replay_demo": True, "start_date": PINNED_DATE}
     options = LaunchOptions(**(defaults | launch))
     settings = settings or Settings()
     settings.ui.cursor_blink = False
-    return HarmonyChatApp(options, settings, theme_dir=theme_dir, backend_factory=factory or replay_factory())
+    return HarmonyChatApp(
+        options,
+        settings,
+        theme_dir=theme_dir,
+        backend_factory=factory or replay_factory(),
+        history=history,
+        resume=resume,
+    )
 
 
 async def settle(pilot: Pilot[Any]) -> None:

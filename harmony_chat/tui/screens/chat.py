@@ -102,8 +102,6 @@ class ChatScreen(ConversationEdits):
         launch = self.chat_app.launch
         self.status.effort = launch.effort
         self.set_interval(0.25, self._tick)
-        if self.chat_app.history is not None:
-            self.link = ConversationLink(self.chat_app.history)
         self.prompt.focus()
         if self.chat_app.start_in_debug:
             self.action_toggle_debug()
@@ -219,6 +217,10 @@ class ChatScreen(ConversationEdits):
             return
         self.prompt.clear()
         self.session.add_user(message.text)
+        if self.link is None and self.chat_app.history is not None:
+            from harmony_chat.history.link import ConversationLink
+
+            self.link = ConversationLink(self.chat_app.history)
         if self.link is not None:
             try:
                 self.link.record_user(self.session, message.text, self.status.model)
@@ -366,7 +368,6 @@ class ChatScreen(ConversationEdits):
         self.inspector.clear()
         if self.session is not None:
             self.session = self._new_session(self.session.encoding, self.session.context_size)
-        if self.chat_app.history is not None:
-            self.link = ConversationLink(self.chat_app.history)
+        self.link = None
         self.status.context_used = 0
         self.prompt.focus()
