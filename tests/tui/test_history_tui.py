@@ -94,3 +94,21 @@ async def test_rename_and_delete_from_the_history_screen(tmp_path: Path) -> None
         await pilot.press("y")
         await pilot.pause(0.1)
         assert store.list_conversations() == []
+
+
+async def test_outgrown_context_leaves_out_oldest_turns_and_says_so() -> None:
+    app = make_app(context=600, max_tokens=150)
+    questions = [QUESTION, "Why is the sky blue? Keep it short.", "Plan a tiny CLI that counts words in a file."]
+    async with app.run_test(size=(110, 36)) as pilot:
+        await settle(pilot)
+        footers: list[str] = []
+        for turn in range(6):
+            await send(pilot, questions[turn % 3])
+            footers = [str(widget.query_one(".footer").render()) for widget in app.chat.query(AssistantTurn)]
+            if "left out of the context" in footers[-1]:
+                break
+        assert "left out of the context" not in footers[0]
+        assert "oldest turns left out of the context" in footers[-1]
+        assert app.chat.status.context_size == 600 and 0 < app.chat.status.context_used <= 600
+        prompt = app.chat.inspector.prompt_text
+        assert prompt.count("<|start|>user<|message|>") < len(footers)
