@@ -7,7 +7,14 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-ENGINE_PACKAGES = ("harmony_chat/harmony", "harmony_chat/backends", "harmony_chat/gguf")
+ENGINE_PACKAGES = (
+    "harmony_chat/harmony",
+    "harmony_chat/backends",
+    "harmony_chat/gguf",
+    "harmony_chat/history",
+    "harmony_chat/bench",
+    "harmony_chat/pocket",
+)
 
 
 def _modules() -> list[str]:
