@@ -112,3 +112,18 @@ async def test_outgrown_context_leaves_out_oldest_turns_and_says_so() -> None:
         assert app.chat.status.context_size == 600 and 0 < app.chat.status.context_used <= 600
         prompt = app.chat.inspector.prompt_text
         assert prompt.count("<|start|>user<|message|>") < len(footers)
+
+
+async def test_resume_without_id_opens_the_history_to_choose(tmp_path: Path) -> None:
+    store = HistoryStore(tmp_path / "history.sqlite3")
+    first = make_app(history=store)
+    async with first.run_test(size=(110, 36)) as pilot:
+        await settle(pilot)
+        await send(pilot, QUESTION)
+    app = make_app(history=store, resume="pick")
+    async with app.run_test(size=(110, 36)) as pilot:
+        await settle(pilot)
+        assert isinstance(app.screen, HistoryScreen)
+        await pilot.press("escape")
+        await pilot.pause(0.1)
+        assert not isinstance(app.screen, HistoryScreen) and not app.chat.query(UserMessage)
