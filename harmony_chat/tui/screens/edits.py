@@ -51,7 +51,8 @@ class ConversationEdits(Screen[None]):
         """Open the history to continue, search, rename or delete a past conversation."""
         store = getattr(self.app, "history", None)
         if store is None:
-            self.notify("The history is off (started with --no-history).", severity="warning")
+            reason = getattr(self.app, "history_off", None) or "started with --no-history"
+            self.notify(f"The history is off ({reason}).", severity="warning", markup=False)
         elif self.generating:
             self.notify("Stop the answer first (escape).", severity="warning")
         else:
