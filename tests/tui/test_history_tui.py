@@ -10,6 +10,7 @@ from typing import Any
 from openai_harmony import Message, Role
 from textual.strip import Strip
 from textual.widgets import Input, OptionList
+from textual.widgets._toast import Toast
 
 from harmony_chat.history.store import HistoryStore
 from harmony_chat.tui.screens.history import ConfirmScreen, HistoryScreen, RenameScreen
@@ -154,7 +155,7 @@ async def test_titles_and_snippets_are_text_and_matches_are_styled(tmp_path: Pat
     conversation = conversation_with(store, "Who wrote Romeo and Juliet? [b]bold[/b] [@click=app.quit]x[/]")
     store.rename(conversation, "close this [/] tag")
     app = make_app(history=store)
-    async with app.run_test(size=(110, 36)) as pilot:
+    async with app.run_test(size=(110, 36), notifications=True) as pilot:
         await settle(pilot)
         await pilot.press("ctrl+o")
         await pilot.pause(0.1)
@@ -170,6 +171,13 @@ async def test_titles_and_snippets_are_text_and_matches_are_styled(tmp_path: Pat
         (match,) = [segment for segment in snippet if segment.text == "Juliet"]
         assert match.style is not None and match.style.bold and match.style.underline
         assert not any(segment.style and segment.style.link for segment in snippet)
+        await pilot.press("enter")  # continuing it names the title in a notice
+        await settle(pilot)
+        assert app.chat.link is not None and app.chat.link.conversation == conversation
+        assert notices(app)[-1] == f"Continuing conversation #{conversation}: close this [/] tag"
+        await pilot.pause(0.2)
+        toasts = [toast.render() for toast in app.screen.query(Toast)]
+        assert f"Continuing conversation #{conversation}: close this [/] tag" in [toast.plain for toast in toasts]
 
 
 async def test_history_changed_elsewhere_gives_a_notice_and_a_refresh(tmp_path: Path) -> None:
@@ -181,8 +189,9 @@ async def test_history_changed_elsewhere_gives_a_notice_and_a_refresh(tmp_path: 
         await settle(pilot)
         await pilot.press("ctrl+o")
         await pilot.pause(0.1)
-        history = app.screen
-        assert isinstance(history, HistoryScreen) and history.ids == [kept, second, first]
+        assert isinstance(app.screen, HistoryScreen)
+        history: HistoryScreen = app.screen
+        assert history.ids == [kept, second, first]
         for gone, key in ((kept, "ctrl+r"), (second, "ctrl+d")):
             elsewhere = subprocess.run(
                 [sys.executable, "-m", "harmony_chat", "history", "delete", str(gone), "-y", "--history-db", str(path)],
@@ -209,7 +218,8 @@ async def test_history_changed_elsewhere_gives_a_notice_and_a_refresh(tmp_path: 
         app.screen.query_one(Input).value = "New title"
         await pilot.press("enter")
         await pilot.pause(0.1)
-        assert app.screen is history and history.ids == []
+        assert app.screen is history
+        assert history.ids == []
         assert f"Conversation #{first} is no longer in the history" in notices(app)[-1]
 
 
@@ -225,3 +235,17 @@ async def test_the_app_says_when_the_history_is_off(tmp_path: Path) -> None:
         await pilot.press("ctrl+o")
         await pilot.pause(0.1)
         assert notices(app)[-1] == f"The history is off ({app.history_off})."
+
+
+async def test_the_title_follows_an_edit_of_the_first_message(tmp_path: Path) -> None:
+    store = HistoryStore(tmp_path / "history.sqlite3")
+    app = make_app(history=store)
+    async with app.run_test(size=(110, 36)) as pilot:
+        await settle(pilot)
+        await send(pilot, "What is 2 + 3?")
+        await send(pilot, "/edit")
+        assert app.chat.prompt.text == "What is 2 + 3?"
+        await send(pilot, "What is 2 + 2?")
+    (row,) = store.list_conversations()
+    assert row.title == "What is 2 + 2?"
+    assert [m.content[0].text for m in store.load(row.id).messages][0] == "What is 2 + 2?"
