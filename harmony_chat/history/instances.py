@@ -12,7 +12,7 @@ from __future__ import annotations
 import atexit
 import uuid
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from filelock import FileLock, SoftFileLock, Timeout
@@ -27,6 +27,11 @@ def instances_folder(database: Path) -> Path:
 
 def _lock(path: Path) -> FileLock:
     return FileLock(path, timeout=0, thread_local=False)
+
+
+def _remove(path: Path) -> None:
+    with suppress(OSError):  # Windows refuses while the file is open; filelock removes it on release there
+        path.unlink(missing_ok=True)
 
 
 def _os_locked(lock: FileLock) -> bool:
@@ -68,7 +73,7 @@ class InstanceLock:
         """Give up the claim (its turns become recoverable) and remove the lock file."""
         lock, self._lock = self._lock, None
         if lock is not None:
-            (self.folder / f"{self.id}{SUFFIX}").unlink(missing_ok=True)
+            _remove(self.folder / f"{self.id}{SUFFIX}")
             lock.release()
 
 
@@ -95,7 +100,7 @@ def if_gone(folder: Path, instance: str) -> Iterator[bool]:
     try:
         yield True
     finally:
-        path.unlink(missing_ok=True)
+        _remove(path)
         lock.release()
 
 
