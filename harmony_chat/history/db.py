@@ -97,6 +97,14 @@ def default_database() -> Path:
     return data_dir() / "history.sqlite3"
 
 
+def _why(path: Path, error: OSError) -> str:
+    """Why ``path`` cannot be used, in words."""
+    blocking = next((folder for folder in path.parents if folder.exists() and not folder.is_dir()), None)
+    if blocking is not None:
+        return f"{blocking} is a file, not a folder"
+    return error.strerror or str(error)
+
+
 def _title_or_empty(text: str | None) -> str:
     return auto_title(text or "")
 
@@ -171,7 +179,7 @@ def open_database(path: Path) -> Path:
                     raise _refused(path, "is not an SQLite database")
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as error:
-        raise HistoryLocationError(f"cannot keep the history in {path}: {error.strerror or error}") from error
+        raise HistoryLocationError(f"cannot keep the history in {path}: {_why(path, error)}") from error
     try:
         connection = _connect(path)
     except sqlite3.Error as error:
