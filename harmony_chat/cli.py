@@ -15,7 +15,7 @@ from typer.exceptions import TyperException
 
 from harmony_chat import __version__
 from harmony_chat.errors import HarmonyChatError
-from harmony_chat.history_cli import history_app, open_history
+from harmony_chat.history_cli import RootOptions, app_history, history_app
 
 app = typer.Typer(
     name="harmony-chat",
@@ -84,6 +84,7 @@ def root(
 ) -> None:
     """Chat with gpt-oss on a local GGUF. With no command, open the chat app."""
     if ctx.invoked_subcommand is not None:
+        ctx.obj = RootOptions(config, history_db)  # the history commands honour --config and --history-db
         return
     from harmony_chat.config import load_settings
     from harmony_chat.launch import LaunchOptions
@@ -102,7 +103,7 @@ def root(
         context=ctx_size,
         gpu_layers=gpu_layers,
     )
-    history = None if no_history else open_history(history_db, settings.history.store_analysis)
+    history, history_off = app_history(history_db, settings, no_history, resume is not None or continue_latest)
     chosen: int | str | None = None
     if resume is not None and resume != "pick":
         if not resume.isdigit():
@@ -120,7 +121,7 @@ def root(
         history.recover_interrupted()
     from harmony_chat.tui.app import run_tui
 
-    run_tui(launch, settings, history, chosen)
+    run_tui(launch, settings, history, chosen, history_off)
 
 
 app.add_typer(history_app, name="history")
