@@ -55,7 +55,7 @@ def _require_terminal() -> None:
         raise NotATerminal(
             f"the chat app needs a terminal, but {' and '.join(missing)} "
             f"{'is not one' if len(missing) == 1 else 'are not'}; for scripts and pipes use "
-            "`harmony-chat ask` (for example: harmony-chat ask \"What is 2 + 2?\" --demo)"
+            '`harmony-chat ask` (for example: harmony-chat ask "What is 2 + 2?" --demo)'
         )
 
 

@@ -53,7 +53,7 @@ def test_a_small_context_answers_with_the_room_left(encoding: HarmonyEncoding) -
     prompt_tokens = len(ready.prompt.tokens)
     assert ready.answer_capped and ready.max_tokens == 4096 - prompt_tokens == ready.prompt.answer_room
     assert stats.reason is StopReason.RETURN and stats.max_tokens == ready.max_tokens
-    assert session.history[-1].content[0].text.startswith("An answer")  # type: ignore[union-attr]
+    assert session.history[-1].content[0].text.startswith("An answer")
 
 
 def test_the_answer_cap_is_what_generation_runs_with(encoding: HarmonyEncoding) -> None:

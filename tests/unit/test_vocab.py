@@ -92,9 +92,7 @@ def test_gguf_with_a_different_vocabulary_is_refused(
     assert not (empty_cache / VOCAB_FILE).exists()
 
 
-def test_every_option_is_named_when_all_fail(
-    empty_cache: Path, no_download: list[Path], no_shipped_gguf: None
-) -> None:
+def test_every_option_is_named_when_all_fail(empty_cache: Path, no_download: list[Path], no_shipped_gguf: None) -> None:
     with pytest.raises(VocabularyError) as raised:
         resolve_vocabulary()
     message = str(raised.value)
