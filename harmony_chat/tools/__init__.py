@@ -1,0 +1,1 @@
+"""Tools the model can call (filled in below)."""

@@ -1,0 +1,135 @@
+"""A real MCP server for the tool tests, written with the official SDK.
+
+Run over stdio by default; ``--http`` serves streamable HTTP on 127.0.0.1 at a free port and
+prints ``PORT <n>`` on stdout once it listens. ``hang`` records that it started and that it was
+cancelled in the folder named by ``MCP_TEST_MARKERS`` (when set), so tests can see the
+cancellation reach the server.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import sys
+from pathlib import Path
+from typing import Any, Literal
+
+import anyio
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.utilities.types import Image
+from pydantic import BaseModel, Field
+
+server = MCPServer("harmony-chat-test-server", log_level="WARNING")
+
+PNG_1X1 = bytes.fromhex(
+    "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+    "1f15c4890000000d49444154789c6360000002000001e221bc330000000049454e44ae426082"
+)
+
+
+def forecast(location: str, unit: str = "celsius") -> str:
+    """The deterministic forecast ``get_weather`` returns (tests compute it too)."""
+    celsius = 5 + sum(location.encode("utf-8")) % 25
+    if unit == "fahrenheit":
+        return f"{location}: {celsius * 9 // 5 + 32} °F, sunny"
+    return f"{location}: {celsius} °C, sunny"
+
+
+@server.tool()
+def get_weather(location: str, unit: Literal["celsius", "fahrenheit"] = "celsius") -> str:
+    """Get the current weather in a location."""
+    return forecast(location, unit)
+
+
+@server.tool()
+async def hang(tag: str = "hang") -> str:
+    """Never return (until cancelled)."""
+    markers = os.environ.get("MCP_TEST_MARKERS")
+    if markers:
+        Path(markers, f"{tag}.started").write_text("started")
+    try:
+        await anyio.sleep_forever()
+    finally:
+        if markers:
+            Path(markers, f"{tag}.cancelled").write_text("cancelled")
+    return "unreachable"
+
+
+@server.tool()
+def crash() -> str:
+    """Exit the server process in the middle of the call."""
+    sys.stdout.flush()
+    os._exit(3)
+
+
+@server.tool()
+def big(megabytes: int = 10) -> str:
+    """Return about ``megabytes`` MB of text."""
+    line = "0123456789abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnopqrstu\n"
+    return line * (megabytes * 1024 * 1024 // len(line))
+
+
+@server.tool()
+def fail(reason: str = "the tool failed on purpose") -> str:
+    """Report an error (the result has isError set)."""
+    raise ToolError(reason)
+
+
+@server.tool(structured_output=False)
+def picture() -> list[str | Image]:
+    """Return some text and a 1x1 PNG image."""
+    return ["here is a picture", Image(data=PNG_1X1, format="png")]
+
+
+@server.tool()
+def read_env(name: str) -> str:
+    """Return the value of an environment variable of the server process."""
+    return os.environ.get(name, "<unset>")
+
+
+class Stop(BaseModel):
+    """A stop on the trip."""
+
+    city: str = Field(description="The city")
+    nights: int = 1
+
+
+class Leg(BaseModel):
+    """A leg between stops, which may hold a nested trip."""
+
+    mode: Literal["train", "bus"]
+    detour: Leg | None = None
+
+
+@server.tool()
+def plan_trip(
+    start: Stop | str,
+    stops: list[Stop],
+    legs: list[Leg] | None = None,
+    budget: int | float | None = None,
+    notes: Any = None,
+) -> str:
+    """Plan a trip (its schema uses anyOf, $ref/$defs, a recursive model and an untyped field)."""
+    first = start.city if isinstance(start, Stop) else start
+    return f"trip from {first} via {', '.join(stop.city for stop in stops)}; legs={len(legs or [])}; budget={budget}"
+
+
+def _serve_http() -> None:
+    import uvicorn
+
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(64)
+    app = server.streamable_http_app(host="127.0.0.1")
+    config = uvicorn.Config(app, log_level="warning", lifespan="on")
+    print(f"PORT {sock.getsockname()[1]}", flush=True)
+    uvicorn.Server(config).run(sockets=[sock])
+
+
+if __name__ == "__main__":
+    if "--http" in sys.argv[1:]:
+        _serve_http()
+    else:
+        server.run("stdio")
