@@ -137,7 +137,8 @@ def parse_mcp_json(text: str, source: str, *, base_dir: Path | None = None) -> d
     try:
         data = json.loads(text)
     except json.JSONDecodeError as error:
-        raise McpConfigError(f"{source}: not valid JSON (line {error.lineno}, column {error.colno}: {error.msg})") from None
+        where = f"line {error.lineno}, column {error.colno}"
+        raise McpConfigError(f"{source}: not valid JSON ({where}: {error.msg})") from None
     if not isinstance(data, dict):
         raise McpConfigError(f'{source}: expected a JSON object with "mcpServers"')
     table = data.get("mcpServers", data.get("servers"))

@@ -45,7 +45,8 @@ def block_text(block: object) -> str:
         if isinstance(resource, TextResourceContents):
             return f"[resource <{resource.uri}>{kind}]\n{resource.text}"
         if isinstance(resource, BlobResourceContents):
-            return f"[resource <{resource.uri}>{kind}: {_decoded_size(resource.blob):,} bytes of binary data, not shown]"
+            size = _decoded_size(resource.blob)
+            return f"[resource <{resource.uri}>{kind}: {size:,} bytes of binary data, not shown]"
     kind = getattr(block, "type", type(block).__name__)
     return f"[{kind} content, not shown]"
 

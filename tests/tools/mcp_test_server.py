@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import anyio
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.utilities.types import Image
 from pydantic import BaseModel, Field
@@ -86,6 +86,19 @@ def picture() -> list[str | Image]:
 def read_env(name: str) -> str:
     """Return the value of an environment variable of the server process."""
     return os.environ.get(name, "<unset>")
+
+
+@server.tool()
+def read_header(name: str, ctx: Context) -> str:
+    """Return an HTTP request header the client sent (streamable HTTP only)."""
+    headers = ctx.headers or {}
+    return headers.get(name.lower(), "<unset>")
+
+
+@server.tool()
+def server_pid() -> int:
+    """Return the server's process id."""
+    return os.getpid()
 
 
 class Stop(BaseModel):
