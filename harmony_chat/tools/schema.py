@@ -155,9 +155,8 @@ class _Converter:
         if all(set(variant) == {"type"} for variant in variants):
             types: list[str] = []
             for variant in variants:
-                kinds = variant["type"] if isinstance(variant["type"], list) else [variant["type"]]
-                types.extend(kind for kind in kinds if kind not in types)
-            result["type"] = types[0] if len(types) == 1 else types
+                types.extend(variant["type"] if isinstance(variant["type"], list) else [variant["type"]])
+            result["type"] = _type_list(types)
             return self._with_null(result) if nullable else result
         result.pop("type", None)
         result["oneOf"] = variants
@@ -187,9 +186,8 @@ class _Converter:
             self._fix_enum(result)
         kind = result.get("type")
         if isinstance(kind, list):
-            kinds = [k for k in kind if k in _JSON_TYPES]
-            result["type"] = kinds[0] if len(kinds) == 1 else kinds
-            if not kinds:
+            result["type"] = _type_list(kind)
+            if not result["type"]:
                 del result["type"]
         elif kind is not None and kind not in _JSON_TYPES:
             del result["type"]
@@ -231,6 +229,14 @@ class _Converter:
             allowed = ", ".join(repr(value) if isinstance(value, str) else str(value) for value in values)
             note = f"One of: {allowed}."
             result["description"] = f"{result['description']} {note}" if result.get("description") else note
+
+
+def _type_list(kinds: list[Any]) -> str | list[str]:
+    """Known JSON types without repeats (``integer`` folds into ``number``); one type as a string."""
+    known = [kind for kind in dict.fromkeys(kinds) if kind in _JSON_TYPES]
+    if "integer" in known and "number" in known:
+        known.remove("integer")
+    return known[0] if len(known) == 1 else known
 
 
 def _infer_type(node: Mapping[str, Any]) -> str | list[str] | None:

@@ -28,6 +28,10 @@ PNG_1X1 = bytes.fromhex(
 )
 
 
+BIG_LINE = "0123456789abcdefghijklmnopqrstuvwxyz" * 2 + "0123456789\n"
+"""What ``big`` repeats."""
+
+
 def forecast(location: str, unit: str = "celsius") -> str:
     """The deterministic forecast ``get_weather`` returns (tests compute it too)."""
     celsius = 5 + sum(location.encode("utf-8")) % 25
@@ -66,8 +70,7 @@ def crash() -> str:
 @server.tool()
 def big(megabytes: int = 10) -> str:
     """Return about ``megabytes`` MB of text."""
-    line = "0123456789abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnopqrstu\n"
-    return line * (megabytes * 1024 * 1024 // len(line))
+    return BIG_LINE * (megabytes * 1024 * 1024 // len(BIG_LINE))
 
 
 @server.tool()
@@ -123,7 +126,7 @@ def plan_trip(
     budget: int | float | None = None,
     notes: Any = None,
 ) -> str:
-    """Plan a trip (its schema uses anyOf, $ref/$defs, a recursive model and an untyped field)."""
+    """Plan a trip (its schema has unions, shared definitions, a recursive model and an untyped field)."""
     first = start.city if isinstance(start, Stop) else start
     return f"trip from {first} via {', '.join(stop.city for stop in stops)}; legs={len(legs or [])}; budget={budget}"
 
