@@ -172,7 +172,8 @@ def test_ten_megabytes_are_capped_with_a_marker(toolbox: McpToolbox) -> None:
     assert len(body.encode()) == OUTPUT_LIMIT_BYTES
     assert body.startswith("0123456789abcdef")
     total = 10 * 1024 * 1024 // len(BIG_LINE) * len(BIG_LINE)
-    assert marker == f"{total - OUTPUT_LIMIT_BYTES:,} of {total:,} bytes left out; only the first 65,536 bytes are shown]"
+    left_out = total - OUTPUT_LIMIT_BYTES
+    assert marker == f"{left_out:,} of {total:,} bytes left out; only the first 65,536 bytes are shown]"
 
 
 def test_http_results_larger_than_the_sdk_default_event_size_arrive(toolbox: McpToolbox) -> None:
