@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 ToolStatus = Literal["done", "failed", "timeout", "cancelled", "denied"]
 """How a tool call ended: ``done`` (it ran), ``failed`` (it ran and reported an error, or could not
@@ -30,11 +30,11 @@ class ToolSpec:
     remote_name: str
     """The tool's own name on that server."""
     description: str
-    parameters: dict[str, object] | None
+    parameters: dict[str, Any] | None
     """The schema converted for harmony: pass to ``ToolDescription.new(name, description, parameters)``."""
     source: str = "mcp"
     """Where the tool comes from: ``mcp`` for MCP servers."""
-    input_schema: Mapping[str, object] | None = field(default=None, compare=False)
+    input_schema: Mapping[str, Any] | None = field(default=None, compare=False)
     """The tool's original JSON Schema, unconverted (for argument grammars and validation)."""
 
     @property
