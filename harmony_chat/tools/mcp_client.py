@@ -254,6 +254,8 @@ class McpToolbox:
             return ToolResult(text, status, truncated, time.monotonic() - started)
 
         try:
+            if threading.current_thread() is self._thread:
+                return ended(f"{name} cannot be called from the toolbox's own thread.", "failed")
             if should_stop():
                 return ended(f"The user stopped {name} before it started.", "cancelled")
             spec = next((spec for spec in self.specs() if spec.name == name), None)
@@ -291,7 +293,7 @@ class McpToolbox:
         if self._closed:
             return f"{name} is not available: the tools have been shut down."
         if state is not None and state.state != "ready":
-            why = f": {state.error}" if state.error else ""
-            return f"{name} is not available now: its MCP server {state.name!r} is {state.state}{why}."
+            why = {"failed": f"has stopped ({state.error})", "disabled": "is switched off"}.get(state.state)
+            return f"{name} is not available now: its MCP server {state.name!r} {why or 'is still starting'}."
         available = ", ".join(spec.name for spec in self.specs())
         return f"There is no tool named {name}." + (f" Available tools: {available}." if available else "")

@@ -7,6 +7,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -50,9 +51,9 @@ def markers(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("mcp-markers")
 
 
-@pytest.fixture(scope="session")
-def http_url(markers: Path) -> Iterator[str]:
-    """The test server over streamable HTTP on 127.0.0.1 (a free port), for the whole session."""
+@contextmanager
+def http_server(markers: Path) -> Iterator[str]:
+    """Run the test server over streamable HTTP on 127.0.0.1 (a free port); yield its URL."""
     process = subprocess.Popen(
         [sys.executable, str(SERVER_SCRIPT), "--http"],
         stdout=subprocess.PIPE,
@@ -60,9 +61,10 @@ def http_url(markers: Path) -> Iterator[str]:
         text=True,
         env={**os.environ, "MCP_TEST_MARKERS": str(markers)},
     )
-    assert process.stdout is not None
+    stdout = process.stdout
+    assert stdout is not None
     first_line: list[str] = []
-    reader = threading.Thread(target=lambda: first_line.append(process.stdout.readline()), daemon=True)  # type: ignore[union-attr]
+    reader = threading.Thread(target=lambda: first_line.append(stdout.readline()), daemon=True)
     reader.start()
     reader.join(START_TIMEOUT_S)
     try:
@@ -76,3 +78,11 @@ def http_url(markers: Path) -> Iterator[str]:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait(10)
+        stdout.close()
+
+
+@pytest.fixture(scope="session")
+def http_url(markers: Path) -> Iterator[str]:
+    """The test server over streamable HTTP, shared by the whole session."""
+    with http_server(markers) as url:
+        yield url

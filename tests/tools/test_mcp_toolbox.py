@@ -18,7 +18,7 @@ from harmony_chat.tools.base import ToolResult
 from harmony_chat.tools.mcp_client import McpToolbox
 from harmony_chat.tools.mcp_config import McpServerConfig, load_mcp_json, parse_servers
 from harmony_chat.tools.output import OUTPUT_LIMIT_BYTES
-from tests.tools.conftest import SERVER_SCRIPT, render_tools, stdio_toml
+from tests.tools.conftest import SERVER_SCRIPT, http_server, render_tools, stdio_toml
 from tests.tools.mcp_test_server import BIG_LINE, forecast
 
 READY_S = 30.0
@@ -197,12 +197,22 @@ def test_crash_mid_call_fails_and_other_servers_keep_working(http_url: str) -> N
         assert len(seen) == 1 and "'crashy'" in seen[0] and str(SERVER_SCRIPT) in seen[0]
         # Names keep their meaning: get_weather was crashy's, so it fails instead of reaching web.
         gone = call(box, "get_weather", {"location": "Lima"})
-        assert gone.status == "failed" and "'crashy' is failed" in gone.text
+        assert gone.status == "failed" and "its MCP server 'crashy' has stopped" in gone.text
         assert call(box, "web_get_weather", {"location": "Lima"}).text == forecast("Lima")
         box.set_enabled("crashy", True)
         assert box.wait_ready(READY_S)
         assert call(box, "get_weather", {"location": "Lima"}).text == forecast("Lima")
     assert process_gone(pid)
+
+
+def test_http_server_dying_mid_call_fails_the_call(markers: Path) -> None:
+    seen: list[str] = []
+    with http_server(markers) as url, McpToolbox({"remote": McpServerConfig(url=url)}, on_notice=seen.append) as box:
+        assert box.wait_ready(READY_S)
+        result = call(box, "crash")
+        assert result.status == "failed" and "'remote' stopped while running crash" in result.text
+        assert box.servers_status()[0].state == "failed" and box.specs() == []
+        assert len(seen) == 1 and url in seen[0]
 
 
 def test_set_enabled_switches_servers_and_json_config_is_used(tmp_path: Path, http_url: str, markers: Path) -> None:
