@@ -46,6 +46,8 @@ class ServerStatus:
     tool_count: int
     error: str | None = None
     """Why it failed (one line), when ``state`` is ``failed``."""
+    protocol: str | None = None
+    """The MCP protocol version agreed with the server, when ``ready``."""
 
 
 class ToolCallError(Exception):
@@ -104,6 +106,7 @@ class ServerConnection:
         self.state: ServerState = "starting" if config.enabled else "disabled"
         self.tools: tuple[Tool, ...] = ()
         self.error: str | None = None
+        self.protocol: str | None = None
         self._lock = lock
         self._generation = 0
         self._connect_timeout_s = connect_timeout_s
@@ -116,7 +119,8 @@ class ServerConnection:
     def status(self) -> ServerStatus:
         """A snapshot of the state."""
         with self._lock:
-            return ServerStatus(self.name, self.state, self.config.describe(), len(self.tools), self.error)
+            protocol = self.protocol if self.state == "ready" else None
+            return ServerStatus(self.name, self.state, self.config.describe(), len(self.tools), self.error, protocol)
 
     def enable(self) -> bool:
         """(Any thread) mark a disabled or failed server as starting; True when it must be launched."""
@@ -201,7 +205,7 @@ class ServerConnection:
                 async with self._open() as client:
                     tools = await self._list_tools(client)
                     scope.deadline = math.inf
-                    self._client, started = client, True
+                    self._client, started, self.protocol = client, True, client.protocol_version
                     self._set(generation, "ready", tools=tools)
                     await anyio.sleep_forever()
             if scope.cancelled_caught and not started:

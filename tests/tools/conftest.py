@@ -34,12 +34,13 @@ def render_tools(encoding: HarmonyEncoding, specs: list[ToolSpec]) -> str:
     return str(encoding.decode_utf8(encoding.render_conversation_for_completion(conversation, Role.ASSISTANT)))
 
 
-def stdio_toml(name: str, markers: Path, *, enabled: bool = True) -> str:
+def stdio_toml(name: str, markers: Path, *, enabled: bool = True, legacy: bool = False) -> str:
     """A ``[mcp.servers.NAME]`` table that runs the test server over stdio."""
+    args = [str(SERVER_SCRIPT), *(["--legacy"] if legacy else [])]
     return (
         f"[mcp.servers.{name}]\n"
         f"command = {str(sys.executable)!r}\n"
-        f"args = [{str(SERVER_SCRIPT)!r}]\n"
+        f"args = [{', '.join(repr(arg) for arg in args)}]\n"
         f"env = {{ MCP_TEST_MARKERS = {str(markers)!r}, GREETING = 'hello from the config' }}\n"
         f"enabled = {'true' if enabled else 'false'}\n"
     )
@@ -52,10 +53,10 @@ def markers(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @contextmanager
-def http_server(markers: Path) -> Iterator[str]:
+def http_server(markers: Path, *, legacy: bool = False) -> Iterator[str]:
     """Run the test server over streamable HTTP on 127.0.0.1 (a free port); yield its URL."""
     process = subprocess.Popen(
-        [sys.executable, str(SERVER_SCRIPT), "--http"],
+        [sys.executable, str(SERVER_SCRIPT), "--http", *(["--legacy"] if legacy else [])],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,
@@ -85,4 +86,11 @@ def http_server(markers: Path) -> Iterator[str]:
 def http_url(markers: Path) -> Iterator[str]:
     """The test server over streamable HTTP, shared by the whole session."""
     with http_server(markers) as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
+def legacy_http_url(markers: Path) -> Iterator[str]:
+    """The test server over streamable HTTP speaking only the 2025 protocol."""
+    with http_server(markers, legacy=True) as url:
         yield url

@@ -1,9 +1,11 @@
 """A real MCP server for the tool tests, written with the official SDK.
 
 Run over stdio by default; ``--http`` serves streamable HTTP on 127.0.0.1 at a free port and
-prints ``PORT <n>`` on stdout once it listens. ``hang`` records that it started and that it was
-cancelled in the folder named by ``MCP_TEST_MARKERS`` (when set), so tests can see the
-cancellation reach the server.
+prints ``PORT <n>`` on stdout once it listens. ``--legacy`` refuses the 2026 protocol's
+``server/discover`` as servers built with older SDKs do, so clients fall back to
+``initialize`` and the 2025 protocol (whose HTTP responses stream as server-sent events).
+``hang`` records that it started and that it was cancelled in the folder named by
+``MCP_TEST_MARKERS`` (when set), so tests can see the cancellation reach the server.
 """
 
 from __future__ import annotations
@@ -15,9 +17,15 @@ from pathlib import Path
 from typing import Any, Literal
 
 import anyio
+from mcp import MCPError
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.utilities.types import Image
+from mcp.server.stdio import stdio_server
+from mcp.shared.message import SessionMessage
+from mcp.types import ErrorData, JSONRPCError, JSONRPCRequest
+from mcp_types import METHOD_NOT_FOUND
 from pydantic import BaseModel, Field
 
 server = MCPServer("harmony-chat-test-server", log_level="WARNING")
@@ -131,6 +139,37 @@ def plan_trip(
     return f"trip from {first} via {', '.join(stop.city for stop in stops)}; legs={len(legs or [])}; budget={budget}"
 
 
+async def _run_legacy_stdio() -> None:
+    """Serve stdio as a pre-2026 server: ``server/discover`` never reaches the SDK's era detection."""
+    async with stdio_server() as (read_stream, write_stream):
+        send, receive = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+
+        async def filter_discover() -> None:
+            async with send:
+                async for item in read_stream:
+                    message = getattr(item, "message", None)
+                    if isinstance(message, JSONRPCRequest) and message.method == "server/discover":
+                        refusal = ErrorData(code=METHOD_NOT_FOUND, message="Method not found")
+                        await write_stream.send(
+                            SessionMessage(JSONRPCError(jsonrpc="2.0", id=message.id, error=refusal))
+                        )
+                    else:
+                        await send.send(item)
+
+        lowlevel = server._lowlevel_server
+        async with anyio.create_task_group() as group:
+            group.start_soon(filter_discover)
+            await lowlevel.run(receive, write_stream, lowlevel.create_initialization_options())
+            group.cancel_scope.cancel()
+
+
+async def _refuse_discover(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+    """Answer ``server/discover`` as a server built before the 2026 protocol does: method not found."""
+    if ctx.method == "server/discover":
+        raise MCPError(code=METHOD_NOT_FOUND, message="Method not found")
+    return await call_next(ctx)
+
+
 def _serve_http() -> None:
     import uvicorn
 
@@ -145,7 +184,11 @@ def _serve_http() -> None:
 
 
 if __name__ == "__main__":
+    if "--legacy" in sys.argv[1:]:
+        server.middleware.append(_refuse_discover)
     if "--http" in sys.argv[1:]:
         _serve_http()
+    elif "--legacy" in sys.argv[1:]:
+        anyio.run(_run_legacy_stdio)
     else:
         server.run("stdio")

@@ -48,12 +48,18 @@ def process_gone(pid: int) -> bool:
     return not stat.exists()
 
 
+PREFIXES = {"local": "", "web": "web_", "old": "old_", "oldweb": "oldweb_"}
+"""The ready servers of the module's toolbox and the prefix their (identical) tools get."""
+
+
 @pytest.fixture(scope="module")
-def toolbox(markers: Path, http_url: str) -> Iterator[McpToolbox]:
-    """A toolbox from a config file's ``[mcp.servers]``: stdio, HTTP, a disabled one and a broken one."""
+def toolbox(markers: Path, http_url: str, legacy_http_url: str) -> Iterator[McpToolbox]:
+    """A toolbox from a config file's ``[mcp.servers]``: both transports and protocol eras, one off, one broken."""
     text = (
         stdio_toml("local", markers)
         + f"[mcp.servers.web]\nurl = {http_url!r}\nheaders = {{ X-Test-Token = 'secret-42' }}\n"
+        + stdio_toml("old", markers, legacy=True)
+        + f"[mcp.servers.oldweb]\nurl = {legacy_http_url!r}\n"
         + stdio_toml("off", markers, enabled=False)
         + f"[mcp.servers.broken]\ncommand = {BAD_COMMAND!r}\nargs = ['--serve']\n"
     )
@@ -65,13 +71,12 @@ def toolbox(markers: Path, http_url: str) -> Iterator[McpToolbox]:
     box.close()
 
 
-def test_start_returns_at_once_and_servers_connect_in_the_background(markers: Path) -> None:
-    servers = parse_servers(tomllib.loads(stdio_toml("local", markers))["mcp"]["servers"], "config.toml")
-    with McpToolbox(servers) as box:
-        assert [status.state for status in box.servers_status()] == ["starting"]
-        assert box.specs() == []
-        assert box.wait_ready(READY_S)
-        assert box.servers_status()[0].state == "ready"
+def test_servers_speak_both_protocol_eras(toolbox: McpToolbox) -> None:
+    protocols = {status.name: status.protocol for status in toolbox.servers_status()}
+    assert protocols == {"local": "2026-07-28", "web": "2026-07-28", "old": "2025-11-25", "oldweb": "2025-11-25"} | {
+        "off": None,
+        "broken": None,
+    }
 
 
 def test_tools_are_listed_with_unique_names_and_every_schema_renders(
@@ -82,7 +87,8 @@ def test_tools_are_listed_with_unique_names_and_every_schema_renders(
     # The HTTP server offers the same tools later in config order: they get the server prefix.
     assert specs["web_get_weather"].server == "web" and specs["web_get_weather"].remote_name == "get_weather"
     assert specs["get_weather"].recipient == "functions.get_weather"
-    assert {spec.server for spec in specs.values()} == {"local", "web"}
+    assert {spec.server for spec in specs.values()} == set(PREFIXES)
+    assert [name for name in specs if name.endswith("get_weather")] == [f"{p}get_weather" for p in PREFIXES.values()]
     for spec in specs.values():
         rendered = render_tools(encoding, [spec])
         assert f"type {spec.name} = (" in rendered
@@ -101,10 +107,11 @@ def test_tools_are_listed_with_unique_names_and_every_schema_renders(
     assert "Title" not in trip and "$ref" not in trip
 
 
-def test_calls_over_stdio_and_http(toolbox: McpToolbox) -> None:
-    result = call(toolbox, "get_weather", {"location": "Paris"})
+@pytest.mark.parametrize("prefix", PREFIXES.values())
+def test_calls_over_stdio_and_http(toolbox: McpToolbox, prefix: str) -> None:
+    result = call(toolbox, f"{prefix}get_weather", {"location": "Paris"})
     assert (result.status, result.text, result.truncated, result.is_error) == ("done", forecast("Paris"), False, False)
-    result = call(toolbox, "web_get_weather", {"location": "Tromsø", "unit": "fahrenheit"})
+    result = call(toolbox, f"{prefix}get_weather", {"location": "Tromsø", "unit": "fahrenheit"})
     assert (result.status, result.text) == ("done", forecast("Tromsø", "fahrenheit"))
     assert result.elapsed_s > 0
 
@@ -140,7 +147,7 @@ def test_a_server_that_fails_to_start_is_one_notice_naming_its_command(toolbox: 
 
 def test_disabled_server_is_not_started_and_its_tools_are_not_listed(toolbox: McpToolbox) -> None:
     states = {status.name: (status.state, status.tool_count) for status in toolbox.servers_status()}
-    assert states == {"local": ("ready", 10), "web": ("ready", 10), "off": ("disabled", 0), "broken": ("failed", 0)}
+    assert states == {name: ("ready", 10) for name in PREFIXES} | {"off": ("disabled", 0), "broken": ("failed", 0)}
     assert not [spec for spec in toolbox.specs() if spec.server in ("off", "broken")]
 
 
@@ -154,7 +161,7 @@ def test_a_hanging_tool_times_out_and_the_server_is_told(toolbox: McpToolbox, ma
     assert call(toolbox, "get_weather", {"location": "Rome"}).text == forecast("Rome")
 
 
-@pytest.mark.parametrize("tool", ["hang", "web_hang"])
+@pytest.mark.parametrize("tool", [f"{prefix}hang" for prefix in PREFIXES.values()])
 def test_should_stop_cancels_the_call(toolbox: McpToolbox, markers: Path, tool: str) -> None:
     stop = threading.Event()
     threading.Timer(0.3, stop.set).start()
@@ -176,8 +183,10 @@ def test_ten_megabytes_are_capped_with_a_marker(toolbox: McpToolbox) -> None:
     assert marker == f"{left_out:,} of {total:,} bytes left out; only the first 65,536 bytes are shown]"
 
 
-def test_http_results_larger_than_the_sdk_default_event_size_arrive(toolbox: McpToolbox) -> None:
-    result = call(toolbox, "web_big", {"megabytes": 2}, timeout_s=60)
+@pytest.mark.parametrize("tool", ["web_big", "oldweb_big"])
+def test_http_results_larger_than_the_sdk_default_event_size_arrive(toolbox: McpToolbox, tool: str) -> None:
+    # 2025-protocol servers answer over server-sent events, which the SDK caps at 1 MiB by default.
+    result = call(toolbox, tool, {"megabytes": 2}, timeout_s=60)
     assert result.status == "done" and result.truncated
 
 
@@ -240,11 +249,14 @@ def test_set_enabled_switches_servers_and_json_config_is_used(tmp_path: Path, ht
     assert changes, "on_change was never called"
 
 
-def test_close_leaves_no_child_process_even_with_a_call_in_flight(markers: Path) -> None:
+def test_start_returns_at_once_and_close_leaves_no_child_process_even_with_a_call_in_flight() -> None:
     threads_before = set(threading.enumerate())
     box = McpToolbox({"local": McpServerConfig(command=sys.executable, args=[str(SERVER_SCRIPT)])})
+    assert box.wait_ready(0.1) is False  # not started yet
     box.start()
+    assert [status.state for status in box.servers_status()] == ["starting"] and box.specs() == []
     assert box.wait_ready(READY_S)
+    assert box.servers_status()[0].state == "ready"
     pid = int(call(box, "server_pid").text)
     results: list[ToolResult] = []
     caller = threading.Thread(target=lambda: results.append(box.call("hang", {}, timeout_s=60, should_stop=never)))
