@@ -118,9 +118,11 @@ class McpToolbox:
         self._tasks[connection.name] = asyncio.ensure_future(run_after_previous())
 
     def wait_ready(self, timeout_s: float) -> bool:
-        """Block until no server is starting (True), or ``timeout_s`` passes (False)."""
+        """Block until no server is starting (True), or ``timeout_s`` passes (False; at once before ``start``)."""
         deadline = time.monotonic() + timeout_s
         with self._lock:
+            if self._loop is None:
+                return not any(connection.state == "starting" for connection in self._connections.values())
             while any(connection.state == "starting" for connection in self._connections.values()):
                 left = deadline - time.monotonic()
                 if left <= 0:
@@ -136,6 +138,8 @@ class McpToolbox:
             self._closed = True
             loop, thread = self._loop, self._thread
         if loop is None or thread is None:
+            for connection in self._connections.values():
+                connection.disable()
             return
 
         async def shutdown() -> None:
@@ -247,12 +251,13 @@ class McpToolbox:
         timeout_s: float,
         should_stop: Callable[[], bool],
     ) -> ToolResult:
-        """Run tool ``name`` and block until it ends, is stopped or times out; never raises."""
+        """Run tool ``name`` (``functions.`` prefix optional) until it ends, is stopped or times out; never raises."""
         started = time.monotonic()
 
         def ended(text: str, status: ToolStatus, truncated: bool = False) -> ToolResult:
             return ToolResult(text, status, truncated, time.monotonic() - started)
 
+        name = name.removeprefix("functions.")
         try:
             if threading.current_thread() is self._thread:
                 return ended(f"{name} cannot be called from the toolbox's own thread.", "failed")

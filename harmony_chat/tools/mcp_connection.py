@@ -234,10 +234,17 @@ class ServerConnection:
             return await client.call_tool(remote_name, arguments)
         except MCPError as error:
             if error.code == CONNECTION_CLOSED:
-                self._fail(generation, "stopped", "the connection closed during a tool call (did the server crash?)")
+                with self._lock:
+                    switched_off = generation != self._generation
+                if switched_off:
+                    raise ToolCallError(
+                        f"The MCP server {self.name!r} was switched off while running {remote_name}."
+                    ) from None
+                reason = "the connection closed during a tool call (did the server crash?)"
+                self._fail(generation, "stopped", reason)
                 self.cancel()
                 raise ToolCallError(
-                    f"The MCP server {self.name!r} stopped while running {remote_name}: {self.error}"
+                    f"The MCP server {self.name!r} stopped while running {remote_name}: {self.error or reason}"
                 ) from None
             raise ToolCallError(f"The MCP server {self.name!r} refused the call: {error.message}") from None
         except anyio.get_cancelled_exc_class():
