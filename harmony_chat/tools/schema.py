@@ -17,6 +17,8 @@ from typing import Any
 
 MAX_DEPTH = 24
 """Nesting deeper than this renders as ``any`` (guards against huge or cyclic schemas)."""
+MAX_NODES = 2000
+"""Schema nodes converted per tool; the rest render as ``any`` (guards against ``$ref`` fan-out)."""
 
 _KEPT = ("type", "description", "properties", "required", "items", "enum", "default", "examples", "nullable", "oneOf")
 _OBJECT_HINTS = ("properties", "required", "additionalProperties", "patternProperties", "minProperties")
@@ -70,6 +72,7 @@ class _Converter:
 
     def __init__(self, root: Mapping[str, Any]) -> None:
         self._root = root
+        self._budget = MAX_NODES
 
     def _resolve(self, ref: str) -> Mapping[str, Any] | None:
         """Follow a local JSON pointer (``#/$defs/Name``); None when it leads nowhere."""
@@ -90,7 +93,8 @@ class _Converter:
 
     def convert(self, node: object, depth: int, refs: tuple[str, ...]) -> Schema | None:
         """Convert one schema node; None for the ``false`` schema (nothing is valid)."""
-        if node is True or depth > MAX_DEPTH:
+        self._budget -= 1
+        if node is True or depth > MAX_DEPTH or self._budget < 0:
             return {}
         if not isinstance(node, Mapping):
             return None if node is False else {}
@@ -149,8 +153,6 @@ class _Converter:
             return result
         if len(variants) == 1:
             merged = {**variants[0], **result}
-            if "type" not in result and "type" in variants[0]:
-                merged["type"] = variants[0]["type"]
             return self._with_null(merged) if nullable else merged
         if all(set(variant) == {"type"} for variant in variants):
             types: list[str] = []

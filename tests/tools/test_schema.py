@@ -178,6 +178,21 @@ def test_false_schemas_drop_the_field_and_depth_is_bounded(encoding: HarmonyEnco
     assert "deep?:" in render(encoding, schema)
 
 
+def test_reference_fan_out_is_bounded(encoding: HarmonyEncoding) -> None:
+    # Each definition uses the next one twice: inlining everything would build 2**30 nodes.
+    defs = {
+        f"D{i}": {
+            "type": "object",
+            "properties": {"a": {"$ref": f"#/$defs/D{i + 1}"}, "b": {"$ref": f"#/$defs/D{i + 1}"}},
+        }
+        for i in range(30)
+    }
+    defs["D30"] = {"type": "string"}
+    schema = {"type": "object", "$defs": defs, "properties": {"root": {"$ref": "#/$defs/D0"}}}
+    converted = to_harmony_parameters(schema)
+    assert converted is not None and "root?:" in render(encoding, schema)
+
+
 JSON_TYPES = st.sampled_from(["string", "number", "integer", "boolean", "object", "array", "null", "bogus"])
 LEAVES = st.one_of(
     st.fixed_dictionaries({"type": JSON_TYPES}),
