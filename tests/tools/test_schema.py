@@ -179,12 +179,9 @@ def test_false_schemas_drop_the_field_and_depth_is_bounded(encoding: HarmonyEnco
 
 
 def test_reference_fan_out_is_bounded(encoding: HarmonyEncoding) -> None:
-    # Each definition uses the next one twice: inlining everything would build 2**30 nodes.
-    defs = {
-        f"D{i}": {
-            "type": "object",
-            "properties": {"a": {"$ref": f"#/$defs/D{i + 1}"}, "b": {"$ref": f"#/$defs/D{i + 1}"}},
-        }
+    # Each definition uses the next one eight times: inlining it all would build 8**30 nodes.
+    defs: dict[str, Any] = {
+        f"D{i}": {"type": "object", "properties": {f"p{k}": {"$ref": f"#/$defs/D{i + 1}"} for k in range(8)}}
         for i in range(30)
     }
     defs["D30"] = {"type": "string"}
