@@ -33,6 +33,13 @@ the file and the server.
 
 from __future__ import annotations
 
-from harmony_chat.tools.base import TOOL_STATUSES, ToolProvider, ToolResult, ToolSpec, ToolStatus
+from harmony_chat.tools.base import (
+    DEFAULT_TOOL_TIMEOUT_S,
+    TOOL_STATUSES,
+    ToolProvider,
+    ToolResult,
+    ToolSpec,
+    ToolStatus,
+)
 
-__all__ = ["TOOL_STATUSES", "ToolProvider", "ToolResult", "ToolSpec", "ToolStatus"]
+__all__ = ["DEFAULT_TOOL_TIMEOUT_S", "TOOL_STATUSES", "ToolProvider", "ToolResult", "ToolSpec", "ToolStatus"]

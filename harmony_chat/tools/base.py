@@ -18,6 +18,9 @@ run), ``timeout`` (stopped after the time limit), ``cancelled`` (stopped by the 
 
 TOOL_STATUSES: tuple[ToolStatus, ...] = ("done", "failed", "timeout", "cancelled", "denied")
 
+DEFAULT_TOOL_TIMEOUT_S = 120.0
+"""A reasonable ``timeout_s`` for ``ToolProvider.call`` when the user configured none."""
+
 
 @dataclass(frozen=True)
 class ToolSpec:
