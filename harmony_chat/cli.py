@@ -15,7 +15,7 @@ from typer.exceptions import TyperException
 
 from harmony_chat import __version__
 from harmony_chat.errors import HarmonyChatError
-from harmony_chat.history_cli import history_app, open_history
+from harmony_chat.history_cli import RootOptions, app_history, history_app
 
 app = typer.Typer(
     name="harmony-chat",
@@ -36,6 +36,35 @@ def _effort(value: str | None) -> str | None:
         return parse_effort(value)
     except ValueError as error:
         raise typer.BadParameter(str(error)) from error
+
+
+class NotATerminal(HarmonyChatError):
+    """The chat app was started without a terminal to draw on or read keys from."""
+
+    exit_code = 2
+
+
+def _require_terminal() -> None:
+    """Refuse to start the chat app when stdin or stdout is not a terminal (it would spin, unseen).
+
+    Raises:
+        NotATerminal: naming the stream, and pointing to ``harmony-chat ask``.
+    """
+    missing = [name for name, stream in (("stdin", sys.stdin), ("stdout", sys.stdout)) if not _is_terminal(stream)]
+    if missing:
+        raise NotATerminal(
+            f"the chat app needs a terminal, but {' and '.join(missing)} "
+            f"{'is not one' if len(missing) == 1 else 'are not'}; for scripts and pipes use "
+            '`harmony-chat ask` (for example: harmony-chat ask "What is 2 + 2?" --demo)'
+        )
+
+
+def _is_terminal(stream: object) -> bool:
+    isatty = getattr(stream, "isatty", None)
+    try:
+        return bool(isatty()) if callable(isatty) else False
+    except (OSError, ValueError):  # a closed or detached stream
+        return False
 
 
 def _version(value: bool) -> None:
@@ -84,6 +113,7 @@ def root(
 ) -> None:
     """Chat with gpt-oss on a local GGUF. With no command, open the chat app."""
     if ctx.invoked_subcommand is not None:
+        ctx.obj = RootOptions(config, history_db)  # the history commands honour --config and --history-db
         return
     from harmony_chat.config import load_settings
     from harmony_chat.launch import LaunchOptions
@@ -102,7 +132,7 @@ def root(
         context=ctx_size,
         gpu_layers=gpu_layers,
     )
-    history = None if no_history else open_history(history_db, settings.history.store_analysis)
+    history, history_off = app_history(history_db, settings, no_history, resume is not None or continue_latest)
     chosen: int | str | None = None
     if resume is not None and resume != "pick":
         if not resume.isdigit():
@@ -116,11 +146,12 @@ def root(
             raise typer.BadParameter("there is no conversation to continue yet")
     if isinstance(chosen, int) and history is not None:
         history.load(chosen)
+    _require_terminal()
     if history is not None:
         history.recover_interrupted()
     from harmony_chat.tui.app import run_tui
 
-    run_tui(launch, settings, history, chosen)
+    run_tui(launch, settings, history, chosen, history_off)
 
 
 app.add_typer(history_app, name="history")

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import datetime as dt
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 if TYPE_CHECKING:
+    from harmony_chat.config import Settings
     from harmony_chat.history.store import HistoryStore
 
 history_app = typer.Typer(
@@ -21,50 +23,86 @@ history_app = typer.Typer(
 DbOpt = Annotated[Path | None, typer.Option("--history-db", help="The history database file.")]
 
 
-def open_history(path: Path | None, store_analysis: bool = False) -> HistoryStore:
-    """The history store at ``path`` (the config's or the default when None)."""
-    from harmony_chat.config import load_settings
+@dataclass(frozen=True, slots=True)
+class RootOptions:
+    """The root command's options the history commands honour (``harmony-chat --config F history …``)."""
+
+    config: Path | None = None
+    history_db: Path | None = None
+
+
+def open_history(path: Path | None, settings: Settings) -> HistoryStore:
+    """The history store at ``path``, else at the config's ``[history] path``, else at the default place.
+
+    Raises:
+        HistoryError: the file is not a healthy harmony-chat history (it is left untouched).
+        HistoryLocationError: no history can be kept there (a directory, a read-only place).
+    """
     from harmony_chat.history.db import default_database
     from harmony_chat.history.store import HistoryStore
 
-    settings = load_settings()
     chosen = path or (Path(settings.history.path).expanduser() if settings.history.path else default_database())
-    return HistoryStore(chosen, store_analysis or settings.history.store_analysis)
+    return HistoryStore(chosen, settings.history.store_analysis)
 
 
-def _store(path: Path | None) -> HistoryStore:
-    return open_history(path)
+def app_history(
+    path: Path | None, settings: Settings, no_history: bool, required: bool
+) -> tuple[HistoryStore | None, str | None]:
+    """The chat app's history, or None and why it is off when it cannot be kept where it should be.
+
+    A place that cannot hold it (a directory, a read-only home) leaves the app chatting without a
+    history, unless ``required`` (``--resume``, ``--continue``). A file that is not a healthy history
+    still stops the app with one line: the user has to choose another file or ``--no-history``.
+    """
+    from harmony_chat.history.db import HistoryLocationError
+
+    if no_history:
+        return None, None
+    try:
+        return open_history(path, settings), None
+    except HistoryLocationError as error:
+        if required:
+            raise
+        return None, str(error)
+
+
+def _store(ctx: typer.Context, path: Path | None) -> HistoryStore:
+    from harmony_chat.config import load_settings
+
+    root = ctx.obj if isinstance(ctx.obj, RootOptions) else RootOptions()
+    return open_history(path or root.history_db, load_settings(root.config))
 
 
 @history_app.command("list")
-def list_command(history_db: DbOpt = None) -> None:
+def list_command(ctx: typer.Context, history_db: DbOpt = None) -> None:
     """List conversations, newest first."""
-    store = _store(history_db)
+    store = _store(ctx, history_db)
     for row in store.list_conversations():
         when = dt.datetime.fromtimestamp(row.updated_at).strftime("%Y-%m-%d %H:%M")
         print(f"{row.id}\t{when}\t{row.model}\t{row.messages} messages\t{row.title}")
 
 
 @history_app.command("show")
-def show_command(conversation: int, history_db: DbOpt = None) -> None:
+def show_command(ctx: typer.Context, conversation: int, history_db: DbOpt = None) -> None:
     """Print a conversation as Markdown (final answers and preambles)."""
     from harmony_chat.history.export import to_markdown
 
-    print(to_markdown(_store(history_db).load(conversation)), end="")
+    print(to_markdown(_store(ctx, history_db).load(conversation)), end="")
 
 
 @history_app.command("search")
-def search_command(text: str, history_db: DbOpt = None) -> None:
+def search_command(ctx: typer.Context, text: str, history_db: DbOpt = None) -> None:
     """Full-text search over your messages and the final answers."""
-    hits = _store(history_db).search(text)
-    for conversation, title, snippet in hits:
-        print(f"{conversation}\t{title}\t{snippet}")
+    hits = _store(ctx, history_db).search(text)
+    for hit in hits:
+        print(f"{hit.conversation}\t{hit.title}\t{hit.snippet}")
     if not hits:
         print(f"no conversation mentions {text!r}", file=sys.stderr)
 
 
 @history_app.command("export")
 def export_command(
+    ctx: typer.Context,
     conversation: int,
     export_format: Annotated[str, typer.Option("--format", "-f", help="md, json or harmony.")] = "md",
     with_reasoning: Annotated[bool, typer.Option("--with-reasoning", help="Add stored analysis (md).")] = False,
@@ -76,7 +114,7 @@ def export_command(
 
     if export_format not in FORMATS:
         raise typer.BadParameter(f"unknown format {export_format!r} (choose md, json or harmony)")
-    stored = _store(history_db).load(conversation)
+    stored = _store(ctx, history_db).load(conversation)
     if export_format == "md":
         text = to_markdown(stored, with_reasoning)
     else:
@@ -91,12 +129,13 @@ def export_command(
 
 @history_app.command("delete")
 def delete_command(
+    ctx: typer.Context,
     conversation: int,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
     history_db: DbOpt = None,
 ) -> None:
     """Delete a conversation."""
-    store = _store(history_db)
+    store = _store(ctx, history_db)
     title = store.load(conversation).title
     if not yes and not typer.confirm(f"Delete conversation {conversation} ({title})?"):
         raise typer.Exit(1)
@@ -104,13 +143,13 @@ def delete_command(
 
 
 @history_app.command("import")
-def import_command(file: Path, history_db: DbOpt = None) -> None:
+def import_command(ctx: typer.Context, file: Path, history_db: DbOpt = None) -> None:
     """Import a harmony Conversation JSON file; print the new conversation's id."""
     from harmony_chat.harmony.session import ChatSession
     from harmony_chat.harmony.vocab import load_encoding
     from harmony_chat.history.recording import session_settings
 
     session = ChatSession.load(load_encoding(), file)
-    store = _store(history_db)
+    store = _store(ctx, history_db)
     conversation = store.import_messages(session.history, session_settings(session))
     print(conversation)

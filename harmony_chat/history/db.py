@@ -2,7 +2,9 @@
 
 Connections are short-lived and each transaction is short, with a busy timeout, so several app
 instances (and the generation thread) can write without corrupting anything. A file that is not a
-healthy SQLite database raises :class:`HistoryError` and is never overwritten.
+healthy harmony-chat history (damaged, or another application's SQLite database) raises
+:class:`HistoryError` and is never written; a place where no history can be kept (a directory, a
+read-only folder) raises :class:`HistoryLocationError`.
 """
 
 from __future__ import annotations
@@ -13,9 +15,14 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from harmony_chat.errors import HarmonyChatError
+from harmony_chat.history.text import auto_title, fold
 from harmony_chat.locations import data_dir
 
 BUSY_TIMEOUT_MS = 10_000
+APPLICATION_ID = 0x68636874
+"""``PRAGMA application_id`` of a harmony-chat history ("hcht"), set from schema 2 on."""
+V1_TABLES = frozenset({"conversations", "turns", "messages", "search"})
+"""The tables every harmony-chat history has had since schema 1."""
 
 MIGRATIONS: tuple[str, ...] = (
     """
@@ -57,13 +64,32 @@ MIGRATIONS: tuple[str, ...] = (
         text, conversation_id UNINDEXED, message_id UNINDEXED, tokenize = 'unicode61 remove_diacritics 2'
     );
     """,
+    # 2: substring search in any script (trigram over folded text), the instance that owns a turn,
+    # titles the user chose, and the application id that marks the file as harmony-chat's.
+    f"""
+    ALTER TABLE turns ADD COLUMN instance TEXT;
+    ALTER TABLE conversations ADD COLUMN title_custom INTEGER NOT NULL DEFAULT 0;
+    UPDATE conversations SET title_custom = 1 WHERE title != '' AND title != harmony_title((
+        SELECT text FROM messages m WHERE m.conversation_id = conversations.id AND m.role = 'user' ORDER BY m.id LIMIT 1
+    ));
+    DROP TABLE search;
+    CREATE VIRTUAL TABLE search USING fts5(text, conversation_id UNINDEXED, message_id UNINDEXED, tokenize = 'trigram');
+    INSERT INTO search (text, conversation_id, message_id)
+        SELECT harmony_fold(text), conversation_id, id FROM messages
+        WHERE role = 'user' OR (role = 'assistant' AND channel = 'final') ORDER BY id;
+    PRAGMA application_id = {APPLICATION_ID};
+    """,
 )
 """Schema versions in order; ``PRAGMA user_version`` records how many have run."""
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
 class HistoryError(HarmonyChatError):
-    """The history database cannot be used (corrupt, unreadable, or from a newer version)."""
+    """The history database cannot be used (corrupt, unreadable, not ours, or from a newer version)."""
+
+
+class HistoryLocationError(HistoryError):
+    """No history can be kept where it should be (a directory, a read-only folder): the app runs without."""
 
 
 def default_database() -> Path:
@@ -71,12 +97,69 @@ def default_database() -> Path:
     return data_dir() / "history.sqlite3"
 
 
+def _why(path: Path, error: OSError) -> str:
+    """Why ``path`` cannot be used, in words."""
+    blocking = next((folder for folder in path.parents if folder.exists() and not folder.is_dir()), None)
+    if blocking is not None:
+        return f"{blocking} is a file, not a folder"
+    return error.strerror or str(error)
+
+
+def _title_or_empty(text: str | None) -> str:
+    return auto_title(text or "")
+
+
 def _connect(path: Path) -> sqlite3.Connection:
     connection = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
     connection.row_factory = sqlite3.Row
     connection.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     connection.execute("PRAGMA foreign_keys = ON")
+    connection.create_function("harmony_fold", 1, fold, deterministic=True)
+    connection.create_function("harmony_title", 1, _title_or_empty, deterministic=True)
     return connection
+
+
+def _refused(path: Path, why: str) -> HistoryError:
+    return HistoryError(f"{path} {why}; it was left untouched (start with --history-db OTHER_FILE, or --no-history)")
+
+
+def _check_ours(path: Path, connection: sqlite3.Connection) -> None:
+    """Refuse a file that is not a healthy harmony-chat history (this only reads)."""
+    if connection.execute("PRAGMA quick_check").fetchone()[0] != "ok":
+        raise HistoryError(f"{path} is damaged (quick_check failed); it was left untouched")
+    application = connection.execute("PRAGMA application_id").fetchone()[0]
+    version = connection.execute("PRAGMA user_version").fetchone()[0]
+    rows = connection.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
+    tables = {row[0] for row in rows}
+    ours = application == APPLICATION_ID or (application == 0 and version == 1 and V1_TABLES <= tables)
+    if not ours and (application != 0 or version != 0 or tables):
+        listed = ", ".join(sorted(tables)[:5]) or "no tables"
+        raise _refused(path, f"is not a harmony-chat history (another application's database: {listed})")
+    if version > SCHEMA_VERSION:
+        raise HistoryError(f"{path} was written by a newer harmony-chat (schema {version}); it was left untouched")
+
+
+def _statements(script: str) -> Iterator[str]:
+    pending = ""
+    for line in script.splitlines(keepends=True):
+        pending += line
+        if sqlite3.complete_statement(pending):
+            yield pending.strip()
+            pending = ""
+
+
+def _migrate(connection: sqlite3.Connection) -> None:
+    """Run the missing migrations, each in its own transaction (safe when two processes start at once)."""
+    while True:
+        connection.execute("BEGIN IMMEDIATE")
+        version = connection.execute("PRAGMA user_version").fetchone()[0]
+        if version >= SCHEMA_VERSION:
+            connection.execute("COMMIT")
+            return
+        for statement in _statements(MIGRATIONS[version]):
+            connection.execute(statement)
+        connection.execute(f"PRAGMA user_version = {version + 1}")
+        connection.execute("COMMIT")
 
 
 def open_database(path: Path) -> Path:
@@ -84,33 +167,39 @@ def open_database(path: Path) -> Path:
 
     Raises:
         HistoryError: when the file is not a healthy harmony-chat history; it is left untouched.
+        HistoryLocationError: when no history can be kept at ``path`` (a directory, a read-only place).
     """
-    exists = path.exists() and path.stat().st_size > 0
-    if exists:
-        with path.open("rb") as stream:
-            if stream.read(16) != b"SQLite format 3\x00":
-                raise HistoryError(
-                    f"{path} is not an SQLite database; it was left untouched "
-                    "(start with --history-db OTHER_FILE, or --no-history)"
-                )
-    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.is_dir():
+        raise HistoryLocationError(f"cannot keep the history in {path}: it is a directory")
+    try:
+        exists = path.exists() and path.stat().st_size > 0
+        if exists:
+            with path.open("rb") as stream:
+                if stream.read(16) != b"SQLite format 3\x00":
+                    raise _refused(path, "is not an SQLite database")
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise HistoryLocationError(f"cannot keep the history in {path}: {_why(path, error)}") from error
     try:
         connection = _connect(path)
-        try:
-            if exists and connection.execute("PRAGMA quick_check").fetchone()[0] != "ok":
-                raise HistoryError(f"{path} is damaged (quick_check failed); it was left untouched")
-            connection.execute("PRAGMA journal_mode = WAL")
-            version = connection.execute("PRAGMA user_version").fetchone()[0]
-            if version > SCHEMA_VERSION:
-                raise HistoryError(f"{path} was written by a newer harmony-chat (schema {version})")
-            for number in range(version, SCHEMA_VERSION):
-                connection.executescript(
-                    f"BEGIN IMMEDIATE;\n{MIGRATIONS[number]}\nPRAGMA user_version = {number + 1};\nCOMMIT;"
-                )
-        finally:
-            connection.close()
+    except sqlite3.Error as error:
+        raise HistoryLocationError(f"cannot keep the history in {path}: {error}") from error
+    try:
+        if exists:
+            _check_ours(path, connection)
+        connection.execute("PRAGMA journal_mode = WAL")
+        _migrate(connection)
+    except sqlite3.OperationalError as error:
+        if connection.in_transaction:
+            connection.execute("ROLLBACK")
+        message = str(error)
+        if "readonly" in message or "unable to open" in message:
+            raise HistoryLocationError(f"cannot keep the history in {path}: {message}") from error
+        raise HistoryError(f"cannot use history database {path}: {message}; it was left untouched") from error
     except sqlite3.DatabaseError as error:
         raise HistoryError(f"cannot use history database {path}: {error}; it was left untouched") from error
+    finally:
+        connection.close()
     return path
 
 

@@ -7,7 +7,6 @@ from dataclasses import dataclass, field
 from openai_harmony import Message, Role
 
 from harmony_chat.harmony.session import ChatSession
-from harmony_chat.history.db import reading, transaction
 from harmony_chat.history.recording import TurnRecorder, session_settings
 from harmony_chat.history.store import HistoryStore
 
@@ -39,17 +38,4 @@ class ConversationLink:
         if self.conversation is None or not self.user_message_ids:
             return
         last_user = self.user_message_ids[-1] if keep_user else self.user_message_ids.pop()
-        cutoff = last_user if keep_user else last_user - 1
-        with reading(self.store.path) as db:
-            row = db.execute("SELECT created_at FROM messages WHERE id = ?", (last_user,)).fetchone()
-        with transaction(self.store.path) as db:
-            db.execute(
-                "DELETE FROM search WHERE conversation_id = ? AND CAST(message_id AS INTEGER) > ?",
-                (self.conversation, cutoff),
-            )
-            db.execute("DELETE FROM messages WHERE conversation_id = ? AND id > ?", (self.conversation, cutoff))
-            if row is not None:
-                db.execute(
-                    "DELETE FROM turns WHERE conversation_id = ? AND started_at >= ?",
-                    (self.conversation, row["created_at"]),
-                )
+        self.store.drop_exchange(self.conversation, last_user, keep_user)

@@ -2,7 +2,7 @@
 
 Every harmony message is kept as openai-harmony's JSON (exact round trips) beside its plain text.
 Analysis (raw chain of thought) is only stored when asked, and then flagged; search covers user
-messages and final answers only.
+messages and final answers only. This module (with ``db.py``'s schema) is the only code that speaks SQL.
 """
 
 from __future__ import annotations
@@ -16,6 +16,8 @@ from typing import Any
 from openai_harmony import Message, Role, ToolDescription
 
 from harmony_chat.history.db import HistoryError, open_database, reading, transaction
+from harmony_chat.history.instances import InstanceLock, if_gone, instances_folder, sweep
+from harmony_chat.history.text import SearchHit, auto_title, fold, make_snippet, query_terms
 
 TURN_STATUSES = ("generating", "complete", "stopped", "truncated", "error", "interrupted")
 
@@ -73,11 +75,6 @@ class StoredConversation:
         return [ToolDescription.model_validate(tool) for tool in self.settings.get("functions", [])]
 
 
-def _title(text: str) -> str:
-    line = " ".join(text.split())
-    return line if len(line) <= 60 else line[:59] + "…"
-
-
 class HistoryStore:
     """The conversation history in one SQLite file.
 
@@ -92,6 +89,12 @@ class HistoryStore:
     def __init__(self, path: Path, store_analysis: bool = False) -> None:
         self.path = open_database(path)
         self.store_analysis = store_analysis
+        self.instance = InstanceLock(self.path)
+        """This process's claim on the turns it generates (so no other process "recovers" them)."""
+
+    def close(self) -> None:
+        """Release this instance's claim: turns it left ``generating`` become recoverable."""
+        self.instance.release()
 
     def create_conversation(self, settings: dict[str, Any], model: str = "") -> int:
         """Start a conversation; ``settings`` hold effort, instructions, functions and start date."""
@@ -131,21 +134,25 @@ class HistoryStore:
             if role == "user" or (role == "assistant" and message.channel == "final"):
                 db.execute(
                     "INSERT INTO search (text, conversation_id, message_id) VALUES (?, ?, ?)",
-                    (text, conversation, message_id),
+                    (fold(text), conversation, message_id),
                 )
             if role == "user":
                 db.execute(
-                    "UPDATE conversations SET title = ? WHERE id = ? AND title = ''", (_title(text), conversation)
+                    "UPDATE conversations SET title = ? WHERE id = ? AND title = ''", (auto_title(text), conversation)
                 )
+            if turn is not None:  # the streamed answer is stored now: recovery must not add it again
+                db.execute("UPDATE turns SET partial_text = '' WHERE id = ?", (turn,))
             db.execute("UPDATE conversations SET updated_at = ? WHERE id = ?", (now, conversation))
             return message_id
 
     def begin_turn(self, conversation: int, model: str, effort: str) -> int:
-        """Record that an assistant turn started (status ``generating`` until it ends)."""
+        """Record that an assistant turn started (status ``generating`` until it ends), owned by this process."""
+        instance = self.instance.claim()
         with transaction(self.path) as db:
             cursor = db.execute(
-                "INSERT INTO turns (conversation_id, model, effort, status, started_at) VALUES (?, ?, ?, ?, ?)",
-                (conversation, model, effort, "generating", time.time()),
+                "INSERT INTO turns (conversation_id, model, effort, status, started_at, instance) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (conversation, model, effort, "generating", time.time(), instance),
             )
             db.execute("UPDATE conversations SET model = ? WHERE id = ?", (model, conversation))
             return int(cursor.lastrowid or 0)
@@ -167,20 +174,44 @@ class HistoryStore:
             )
 
     def recover_interrupted(self) -> int:
-        """Close turns a killed process left ``generating``: keep their partial answer, marked.
+        """Close the turns that ended processes left ``generating``: keep their partial answer, marked.
 
+        A turn whose process still runs (another instance, streaming) is left alone.
         Returns how many turns were recovered.
         """
+        with reading(self.path) as db:
+            rows = db.execute("SELECT DISTINCT instance FROM turns WHERE status = 'generating'").fetchall()
+        owners = [row["instance"] for row in rows if row["instance"] != self.instance.id]
+        folder = instances_folder(self.path)
+        recovered = 0
+        for owner in owners:
+            if owner is None:  # written before turns had owners
+                recovered += self._recover(None)
+                continue
+            with if_gone(folder, owner) as gone:
+                if gone:
+                    recovered += self._recover(owner)
+        sweep(folder, keep=self.instance.id)
+        return recovered
+
+    def _recover(self, owner: str | None) -> int:
         with transaction(self.path) as db:
-            rows = db.execute("SELECT id, conversation_id, partial_text FROM turns WHERE status = 'generating'")
+            rows = db.execute(
+                "SELECT id, conversation_id, partial_text FROM turns WHERE status = 'generating' AND instance IS ?",
+                (owner,),
+            )
             recovered = rows.fetchall()
             for row in recovered:
                 if row["partial_text"]:
                     message = Message.from_role_and_content(Role.ASSISTANT, row["partial_text"]).with_channel("final")
-                    db.execute(
+                    cursor = db.execute(
                         "INSERT INTO messages (conversation_id, turn_id, role, channel, recipient, is_analysis, text, "
                         "message_json, created_at) VALUES (?, ?, 'assistant', 'final', NULL, 0, ?, ?, ?)",
                         (row["conversation_id"], row["id"], row["partial_text"], message.to_json(), time.time()),
+                    )
+                    db.execute(
+                        "INSERT INTO search (text, conversation_id, message_id) VALUES (?, ?, ?)",
+                        (fold(row["partial_text"]), row["conversation_id"], cursor.lastrowid),
                     )
                 db.execute(
                     "UPDATE turns SET status = 'interrupted', finished_at = ?, partial_text = '' WHERE id = ?",
@@ -242,30 +273,47 @@ class HistoryStore:
                 )
         return stored
 
-    def search(self, query: str, limit: int = 50) -> list[tuple[int, str, str]]:
-        """Full-text search over user messages and final answers: (conversation id, title, snippet).
+    def search(self, query: str, limit: int = 50) -> list[SearchHit]:
+        """Search user messages and final answers for every word of ``query``, inside words too, in any script.
 
-        Each conversation appears once, with its best-matching message.
+        Each conversation appears once, with its best-matching message. Words of three characters or
+        more use the trigram index; shorter ones (``東京``, ``ok``) are looked for in every indexed message.
         """
-        terms = " ".join('"' + word.replace('"', '""') + '"' for word in query.split())
+        terms = query_terms(query)
         if not terms:
             return []
+        long_terms = [term for term in terms if len(term) >= 3]
+        short_terms = [term for term in terms if len(term) < 3]
+        conditions: list[str] = []
+        values: list[str | int] = []
+        if long_terms:
+            conditions.append("search MATCH ?")
+            values.append(" ".join('"' + term.replace('"', '""') + '"' for term in long_terms))
+        for term in short_terms:
+            conditions.append("instr(s.text, ?) > 0")
+            values.append(term)
+        order = "rank" if long_terms else "s.rowid DESC"
         with reading(self.path) as db:
             rows = db.execute(
-                "SELECT s.conversation_id AS id, c.title AS title, snippet(search, 0, '[', ']', '…', 12) AS hit "
-                "FROM search s JOIN conversations c ON c.id = s.conversation_id WHERE search MATCH ? "
-                "ORDER BY rank LIMIT ?",
-                (terms, limit * 10),
+                "SELECT s.conversation_id AS id, c.title AS title, m.text AS text FROM search s "
+                "JOIN conversations c ON c.id = s.conversation_id JOIN messages m ON m.id = s.message_id "
+                f"WHERE {' AND '.join(conditions)} ORDER BY {order} LIMIT ?",
+                (*values, limit * 10),
             ).fetchall()
-        best: dict[int, tuple[int, str, str]] = {}
+        best: dict[int, SearchHit] = {}
         for row in rows:  # best match first; one hit per conversation
-            best.setdefault(int(row["id"]), (int(row["id"]), row["title"], row["hit"]))
+            if int(row["id"]) not in best:
+                snippet, highlights = make_snippet(row["text"], terms)
+                best[int(row["id"])] = SearchHit(int(row["id"]), row["title"], snippet, highlights)
         return list(best.values())[:limit]
 
     def rename(self, conversation: int, title: str) -> None:
-        """Give a conversation another title."""
+        """Give a conversation another title (kept from now on, whatever its first message becomes)."""
         with transaction(self.path) as db:
-            if db.execute("UPDATE conversations SET title = ? WHERE id = ?", (title, conversation)).rowcount == 0:
+            changed = db.execute(
+                "UPDATE conversations SET title = ?, title_custom = 1 WHERE id = ?", (title, conversation)
+            ).rowcount
+            if changed == 0:
                 raise HistoryError(f"no conversation {conversation} in the history")
 
     def delete(self, conversation: int) -> None:
@@ -274,6 +322,33 @@ class HistoryStore:
             db.execute("DELETE FROM search WHERE conversation_id = ?", (conversation,))
             if db.execute("DELETE FROM conversations WHERE id = ?", (conversation,)).rowcount == 0:
                 raise HistoryError(f"no conversation {conversation} in the history")
+
+    def drop_exchange(self, conversation: int, user_message: int, keep_user: bool) -> None:
+        """Forget what followed ``user_message``, and the message too unless ``keep_user``.
+
+        Its messages, their search entries and the turns started since go; the automatic title
+        follows the first user message left.
+        """
+        cutoff = user_message if keep_user else user_message - 1
+        with transaction(self.path) as db:
+            row = db.execute("SELECT created_at FROM messages WHERE id = ?", (user_message,)).fetchone()
+            db.execute(
+                "DELETE FROM search WHERE conversation_id = ? AND CAST(message_id AS INTEGER) > ?",
+                (conversation, cutoff),
+            )
+            db.execute("DELETE FROM messages WHERE conversation_id = ? AND id > ?", (conversation, cutoff))
+            if row is not None:
+                db.execute(
+                    "DELETE FROM turns WHERE conversation_id = ? AND started_at >= ?", (conversation, row["created_at"])
+                )
+            first = db.execute(
+                "SELECT text FROM messages WHERE conversation_id = ? AND role = 'user' ORDER BY id LIMIT 1",
+                (conversation,),
+            ).fetchone()
+            db.execute(
+                "UPDATE conversations SET title = ? WHERE id = ? AND title_custom = 0",
+                (auto_title(first["text"]) if first else "", conversation),
+            )
 
     def import_messages(self, messages: list[Message], settings: dict[str, Any], model: str = "imported") -> int:
         """Store messages of an imported conversation; return its id."""

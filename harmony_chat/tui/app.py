@@ -34,6 +34,7 @@ class HarmonyChatApp(App[None]):
         theme_dir: the user theme dir (default: inside the config dir).
         backend_factory: builds the backend from launch options (tests and screenshots pass their own).
         history: the conversation history (None keeps nothing).
+        history_off: why there is no history although one was wanted (shown at start and in the status bar).
         resume: a conversation id to continue, or ``"pick"`` to open the history first.
     """
 
@@ -50,10 +51,13 @@ class HarmonyChatApp(App[None]):
         backend_factory: BackendFactory | None = None,
         history: HistoryStore | None = None,
         resume: int | str | None = None,
+        history_off: str | None = None,
     ) -> None:
         super().__init__()
         self.history = history
         """Where conversations are stored (None: nothing is stored)."""
+        self.history_off = history_off
+        """Why the history is off although one was wanted (a place that cannot hold it)."""
         self.resume = resume
         """A conversation to continue once the model is ready (``"pick"``: ask which)."""
         self.launch = launch
@@ -94,6 +98,8 @@ class HarmonyChatApp(App[None]):
             self.theme = DEFAULT_THEME
         self.set_keymap(self.settings.keymap)
         self.push_screen(ChatScreen())
+        if self.history_off:
+            self.notify(f"History is off: {self.history_off}", severity="warning", markup=False)
         self._discover_models()
 
     def _discover_models(self) -> None:
@@ -174,7 +180,11 @@ class HarmonyChatApp(App[None]):
 
 
 def run_tui(
-    launch: LaunchOptions, settings: Settings, history: HistoryStore | None = None, resume: int | str | None = None
+    launch: LaunchOptions,
+    settings: Settings,
+    history: HistoryStore | None = None,
+    resume: int | str | None = None,
+    history_off: str | None = None,
 ) -> None:
     """Run the app until the user quits."""
-    HarmonyChatApp(launch, settings, history=history, resume=resume).run()
+    HarmonyChatApp(launch, settings, history=history, resume=resume, history_off=history_off).run()

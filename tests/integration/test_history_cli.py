@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -96,3 +97,75 @@ def test_errors_are_one_line(capsys: pytest.CaptureFixture[str], db: tuple[Path,
     assert code == 2 and "no conversation to continue" in err
     code, _, err = run(capsys, "--resume", "abc", "--history-db", str(path))
     assert code == 2 and "--resume takes a conversation id" in err
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["list"], ["show", "{id}"], ["search", "gare"], ["export", "{id}", "--format", "md"], ["delete"], ["import"]],
+)
+@pytest.mark.parametrize("root", ["--config", "--history-db"])
+def test_root_options_choose_the_database_of_every_history_command(
+    capsys: pytest.CaptureFixture[str],
+    db: tuple[Path, int],
+    tmp_path: Path,
+    encoding: HarmonyEncoding,
+    command: list[str],
+    root: str,
+) -> None:
+    path, conversation = db
+    config = tmp_path / "config.toml"
+    config.write_text(f'[history]\npath = "{path.as_posix()}"\n', encoding="utf-8")
+    chosen = str(config if root == "--config" else path)
+    if command == ["delete"]:
+        command = ["delete", str(conversation), "-y"]
+    elif command == ["import"]:
+        session = ChatSession(encoding)
+        session.add_user("imported question")
+        session.save(tmp_path / "conv.json")
+        command = ["import", str(tmp_path / "conv.json")]
+    code, out, err = run(capsys, root, chosen, "history", *[part.format(id=conversation) for part in command])
+    assert code == 0, err
+    titles = [row.title for row in HistoryStore(path).list_conversations()]
+    if command[0] == "delete":
+        assert titles == []
+    elif command[0] == "import":
+        assert titles == ["imported question", "Où est la gare? 駅はどこ"]
+    else:
+        assert "Où est la gare?" in out
+
+
+def test_another_applications_database_is_refused(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    other = tmp_path / "other.db"
+    with sqlite3.connect(other) as connection:
+        connection.execute("CREATE TABLE foo (x)")
+    connection.close()
+    before = other.read_bytes()
+    code, out, err = run(capsys, "history", "list", "--history-db", str(other))
+    assert (code, out) == (1, "") and err.count("\n") == 1 and "is not a harmony-chat history" in err
+    assert other.read_bytes() == before
+
+
+def test_a_bad_data_location_is_one_line(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    code, _, err = run(capsys, "history", "list", "--history-db", str(tmp_path))
+    assert code == 1 and err == f"error: cannot keep the history in {tmp_path}: it is a directory\n"
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("")
+    monkeypatch.setenv("HARMONY_CHAT_DATA_DIR", str(blocker / "data"))
+    code, _, err = run(capsys, "history", "list")
+    assert code == 1 and err.startswith("error: cannot keep the history in ") and err.count("\n") == 1
+
+
+def test_the_app_chats_with_history_off_where_none_can_be_kept(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    started: list[tuple[object, ...]] = []
+    monkeypatch.setattr("harmony_chat.tui.app.run_tui", lambda *args: started.append(args))
+    monkeypatch.setattr("harmony_chat.cli._require_terminal", lambda: None)  # capsys is not a terminal
+    code, _, err = run(capsys, "--replay-demo", "--history-db", str(tmp_path))
+    assert (code, err) == (0, "")
+    ((_, _, history, _, history_off),) = started
+    assert history is None and history_off == f"cannot keep the history in {tmp_path}: it is a directory"
+    code, _, err = run(capsys, "--continue", "--history-db", str(tmp_path))  # resuming needs the history
+    assert code == 1 and "is a directory" in err and err.count("\n") == 1 and len(started) == 1

@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
+from typing import Any
 
-from textual.widgets import Input
+from openai_harmony import Message, Role
+from textual.strip import Strip
+from textual.widgets import Input, OptionList
+from textual.widgets._toast import Toast
 
 from harmony_chat.history.store import HistoryStore
 from harmony_chat.tui.screens.history import ConfirmScreen, HistoryScreen, RenameScreen
@@ -12,6 +18,7 @@ from harmony_chat.tui.widgets.turn import AssistantTurn, UserMessage
 from tests.tui.harness import make_app, send, settle
 
 QUESTION = "How do I reverse a linked list in Python?"
+ROOT = Path(__file__).resolve().parents[2]
 
 
 async def test_chat_is_recorded_and_can_be_resumed(tmp_path: Path) -> None:
@@ -127,3 +134,118 @@ async def test_resume_without_id_opens_the_history_to_choose(tmp_path: Path) -> 
         await pilot.press("escape")
         await pilot.pause(0.1)
         assert not isinstance(app.screen, HistoryScreen) and not app.chat.query(UserMessage)
+
+
+def rendered(widget: OptionList) -> list[Strip]:
+    return list(widget.render_lines(widget.region.reset_offset))
+
+
+def notices(app: Any) -> list[str]:
+    return [str(notification.message) for notification in app._notifications]
+
+
+def conversation_with(store: HistoryStore, text: str) -> int:
+    conversation = store.create_conversation({"effort": "low"}, "tiny")
+    store.add_message(conversation, Message.from_role_and_content(Role.USER, text))
+    return conversation
+
+
+async def test_titles_and_snippets_are_text_and_matches_are_styled(tmp_path: Path) -> None:
+    store = HistoryStore(tmp_path / "history.sqlite3")
+    conversation = conversation_with(store, "Who wrote Romeo and Juliet? [b]bold[/b] [@click=app.quit]x[/]")
+    store.rename(conversation, "close this [/] tag")
+    app = make_app(history=store)
+    async with app.run_test(size=(110, 36), notifications=True) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+o")
+        await pilot.pause(0.1)
+        history = app.screen
+        assert isinstance(history, HistoryScreen)
+        options = history.query_one(OptionList)
+        assert "close this [/] tag" in rendered(options)[1].text
+        history.query_one("#history-search", Input).value = "juliet"
+        await pilot.pause(0.1)
+        title, snippet = rendered(options)[1:3]
+        assert "close this [/] tag" in title.text
+        assert "Who wrote Romeo and Juliet? [b]bold[/b] [@click=app.quit]x[/]" in snippet.text
+        (match,) = [segment for segment in snippet if segment.text == "Juliet"]
+        assert match.style is not None and match.style.bold and match.style.underline
+        assert not any(segment.style and segment.style.link for segment in snippet)
+        await pilot.press("enter")  # continuing it names the title in a notice
+        await settle(pilot)
+        assert app.chat.link is not None and app.chat.link.conversation == conversation
+        assert notices(app)[-1] == f"Continuing conversation #{conversation}: close this [/] tag"
+        await pilot.pause(0.2)
+        toasts = [toast.render() for toast in app.screen.query(Toast)]
+        assert f"Continuing conversation #{conversation}: close this [/] tag" in [toast.plain for toast in toasts]
+
+
+async def test_history_changed_elsewhere_gives_a_notice_and_a_refresh(tmp_path: Path) -> None:
+    path = tmp_path / "history.sqlite3"
+    store = HistoryStore(path)
+    first, second, kept = (conversation_with(store, f"question {n}") for n in range(3))
+    app = make_app(history=store)
+    async with app.run_test(size=(110, 36)) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+o")
+        await pilot.pause(0.1)
+        assert isinstance(app.screen, HistoryScreen)
+        history: HistoryScreen = app.screen
+        assert history.ids == [kept, second, first]
+        for gone, key in ((kept, "ctrl+r"), (second, "ctrl+d")):
+            elsewhere = subprocess.run(
+                [sys.executable, "-m", "harmony_chat", "history", "delete", str(gone), "-y", "--history-db", str(path)],
+                cwd=ROOT,
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
+            assert elsewhere.returncode == 0, elsewhere.stderr
+            await pilot.press(key)
+            await pilot.pause(0.1)
+            if key == "ctrl+d":
+                assert isinstance(app.screen, ConfirmScreen)
+                await pilot.press("y")
+                await pilot.pause(0.1)
+            assert app.screen is history
+            assert f"Conversation #{gone} is no longer in the history" in notices(app)[-1]
+            assert gone not in history.ids
+        assert history.ids == [first]
+        await pilot.press("ctrl+r")  # renaming a conversation deleted while the rename box is open
+        await pilot.pause(0.1)
+        assert isinstance(app.screen, RenameScreen)
+        store.delete(first)
+        app.screen.query_one(Input).value = "New title"
+        await pilot.press("enter")
+        await pilot.pause(0.1)
+        assert app.screen is history
+        assert history.ids == []
+        assert f"Conversation #{first} is no longer in the history" in notices(app)[-1]
+
+
+async def test_the_app_says_when_the_history_is_off(tmp_path: Path) -> None:
+    app = make_app()
+    app.history_off = f"cannot keep the history in {tmp_path}: it is a directory"
+    async with app.run_test(size=(110, 36)) as pilot:
+        await settle(pilot)
+        assert "history off" in str(app.chat.status.render())
+        assert notices(app)[0] == f"History is off: {app.history_off}"
+        await send(pilot, QUESTION)
+        assert app.chat.query_one(AssistantTurn).final_text
+        await pilot.press("ctrl+o")
+        await pilot.pause(0.1)
+        assert notices(app)[-1] == f"The history is off ({app.history_off})."
+
+
+async def test_the_title_follows_an_edit_of_the_first_message(tmp_path: Path) -> None:
+    store = HistoryStore(tmp_path / "history.sqlite3")
+    app = make_app(history=store)
+    async with app.run_test(size=(110, 36)) as pilot:
+        await settle(pilot)
+        await send(pilot, "What is 2 + 3?")
+        await send(pilot, "/edit")
+        assert app.chat.prompt.text == "What is 2 + 3?"
+        await send(pilot, "What is 2 + 2?")
+    (row,) = store.list_conversations()
+    assert row.title == "What is 2 + 2?"
+    assert [m.content[0].text for m in store.load(row.id).messages][0] == "What is 2 + 2?"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
 import os
@@ -21,6 +22,7 @@ from harmony_chat.harmony.session import ChatSession, TurnRecord
 from harmony_chat.harmony.turn import TurnStats
 from harmony_chat.history.db import HistoryError
 from harmony_chat.history.export import to_harmony, to_json, to_markdown
+from harmony_chat.history.link import ConversationLink
 from harmony_chat.history.recording import TurnRecorder, resume_session, session_settings
 from harmony_chat.history.store import HistoryStore
 from tests.helpers import decode, ids
@@ -100,7 +102,7 @@ def test_resume_keeps_the_prompt_prefix(chat: tuple[HistoryStore, int, ChatSessi
 def test_search_covers_user_messages_and_finals_with_non_ascii(chat: tuple[HistoryStore, int, ChatSession]) -> None:
     store, conversation, _ = chat
     for query in ("東京", "tokyo", "cafe", "晴れ", "sunny"):
-        assert [hit[0] for hit in store.search(query)] == [conversation], query
+        assert [hit.conversation for hit in store.search(query)] == [conversation], query
     assert store.search("moment") == []  # preambles are not indexed
     assert store.search("reasoning") == []
     assert store.search('"') == [] and store.search("") == []
@@ -230,3 +232,33 @@ def test_killed_mid_answer_keeps_the_question_and_the_partial_answer(tmp_path: P
     assert partial.author.role == Role.ASSISTANT and partial.channel == "final"
     assert partial.content[0].text.startswith("Once upon a time.")
     assert store.recover_interrupted() == 0
+
+
+def test_the_title_follows_an_edit_of_the_first_message(tmp_path: Path, encoding: HarmonyEncoding) -> None:
+    store = HistoryStore(tmp_path / "history.sqlite3")
+    session = ChatSession(encoding)
+    link = ConversationLink(store)
+    session.add_user("What is 2 + 3?")
+    link.record_user(session, "What is 2 + 3?", "tiny")
+    record_turn(store, link.conversation or 0, session, encoding)
+    link.drop_last_exchange(keep_user=False)  # /edit of the first (and only) message
+    link.record_user(session, "What is 2 + 2?", "tiny")
+    (row,) = store.list_conversations()
+    assert row.title == "What is 2 + 2?"
+    assert [hit.conversation for hit in store.search("2 + 3")] == []
+    store.rename(row.id, "Sums")
+    link.drop_last_exchange(keep_user=False)
+    link.record_user(session, "What is 2 + 5?", "tiny")
+    assert store.load(row.id).title == "Sums"  # a title the user chose stays
+
+
+def test_only_the_store_speaks_sql() -> None:
+    allowed = {ROOT / "harmony_chat" / "history" / name for name in ("store.py", "db.py")}
+    for path in (ROOT / "harmony_chat").rglob("*.py"):
+        if path in allowed:
+            continue
+        text = path.read_text(encoding="utf-8")
+        assert ".execute(" not in text and ".executescript(" not in text, path
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.ImportFrom) and node.module == "harmony_chat.history.db":
+                assert not {alias.name for alias in node.names} & {"reading", "transaction"}, path

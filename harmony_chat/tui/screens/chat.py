@@ -101,6 +101,7 @@ class ChatScreen(ConversationEdits):
         """Start loading after the first paint, or show the welcome panel."""
         launch = self.chat_app.launch
         self.status.effort = launch.effort
+        self.status.history_off = self.chat_app.history_off is not None
         self.set_interval(0.25, self._tick)
         self.prompt.focus()
         if self.chat_app.start_in_debug:

@@ -51,7 +51,8 @@ class ConversationEdits(Screen[None]):
         """Open the history to continue, search, rename or delete a past conversation."""
         store = getattr(self.app, "history", None)
         if store is None:
-            self.notify("The history is off (started with --no-history).", severity="warning")
+            reason = getattr(self.app, "history_off", None) or "started with --no-history"
+            self.notify(f"The history is off ({reason}).", severity="warning", markup=False)
         elif self.generating:
             self.notify("Stop the answer first (escape).", severity="warning")
         else:
@@ -75,7 +76,7 @@ class ConversationEdits(Screen[None]):
         try:
             stored = store.load(conversation)
         except HarmonyChatError as error:
-            self.notify(str(error), severity="error")
+            self.notify(str(error), severity="error", markup=False)
             return
         encoding, context = self.session.encoding, self.session.context_size
         await self.action_new_chat()
@@ -102,7 +103,7 @@ class ConversationEdits(Screen[None]):
                 await widget.show_stored(answers, row.status if row else "complete")
                 self.exchanges[-1].append(widget)
         self.log_view.scroll_end(animate=False)
-        self.notify(f"Continuing conversation #{conversation}: {stored.title}")
+        self.notify(f"Continuing conversation #{conversation}: {stored.title}", markup=False)
 
     def _drop_last_exchange(self, keep_user: bool) -> str | None:
         """Remove the last exchange from the session and the screen; return the user's text."""

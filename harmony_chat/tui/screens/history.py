@@ -1,18 +1,40 @@
-"""The history screen: stored conversations, full-text search, open, rename, delete."""
+"""The history screen: stored conversations, full-text search, open, rename, delete.
+
+Titles and snippets are the user's and the model's text: they reach the screen as ``Content``,
+never as markup, and the matched words are highlighted with styles. The history can change under
+the screen (another instance deletes a conversation): such a change gives a notice and a refresh.
+"""
 
 from __future__ import annotations
 
 import datetime as dt
+import sqlite3
+from collections.abc import Callable
 
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, OptionList
 from textual.widgets.option_list import Option
 
+from harmony_chat.errors import HarmonyChatError
+from harmony_chat.history.db import HistoryError
 from harmony_chat.history.store import HistoryStore
+from harmony_chat.history.text import SearchHit
+
+MATCH_STYLE = "bold underline $accent"
+"""How a matched word is shown in a search snippet."""
+
+
+def hit_prompt(hit: SearchHit) -> Content:
+    """A search hit as an option: id and title, then the snippet with its matches highlighted."""
+    snippet = Content(hit.snippet)
+    for start, end in hit.highlights:
+        snippet = snippet.stylize(MATCH_STYLE, start, end)
+    return Content.assemble(f"#{hit.conversation}  ", Content(hit.title), "\n    ", snippet)
 
 
 class ConfirmScreen(ModalScreen[bool]):
@@ -32,7 +54,7 @@ class ConfirmScreen(ModalScreen[bool]):
     def compose(self) -> ComposeResult:
         """Build the widget tree."""
         with Vertical():
-            yield Label(self.question)
+            yield Label(Content(self.question))
             with Horizontal():
                 yield Button("Delete (y)", id="yes", variant="error")
                 yield Button("Keep (n)", id="no")
@@ -109,19 +131,52 @@ class HistoryScreen(ModalScreen[int | None]):
         """Show every conversation, or the search hits for ``query``."""
         self.options.clear_options()
         self.ids = []
-        if query.strip():
-            for conversation, title, snippet in self.store.search(query):
-                self.ids.append(conversation)
-                self.options.add_option(Option(f"#{conversation}  {title}\n    {snippet}"))
-        else:
-            for row in self.store.list_conversations():
-                when = dt.datetime.fromtimestamp(row.updated_at).strftime("%Y-%m-%d %H:%M")
-                self.ids.append(row.id)
-                self.options.add_option(
-                    Option(f"#{row.id}  {when}  {row.title}  ({row.model}, {row.messages} messages)")
-                )
+        try:
+            if query.strip():
+                for hit in self.store.search(query):
+                    self.ids.append(hit.conversation)
+                    self.options.add_option(Option(hit_prompt(hit)))
+            else:
+                for row in self.store.list_conversations():
+                    when = dt.datetime.fromtimestamp(row.updated_at).strftime("%Y-%m-%d %H:%M")
+                    self.ids.append(row.id)
+                    self.options.add_option(
+                        Option(
+                            Content.assemble(
+                                f"#{row.id}  {when}  ",
+                                Content(row.title),
+                                Content(f"  ({row.model}, {row.messages} messages)"),
+                            )
+                        )
+                    )
+        except (HarmonyChatError, OSError, sqlite3.Error) as error:
+            self.notify(f"The history could not be read: {error}", severity="error", markup=False)
         if self.ids:
             self.options.highlighted = 0
+
+    def _refresh(self) -> None:
+        self.refresh_list(self.query_one("#history-search", Input).value)
+
+    def _changed_elsewhere(self, conversation: int) -> None:
+        self.notify(
+            f"Conversation #{conversation} is no longer in the history (deleted elsewhere); the list is refreshed.",
+            severity="warning",
+            markup=False,
+        )
+        self._refresh()
+
+    def _change(self, conversation: int, change: Callable[[], None]) -> bool:
+        """Apply a change to the store; a conversation gone meanwhile gives a notice and a refresh."""
+        try:
+            change()
+        except HistoryError:
+            self._changed_elsewhere(conversation)
+            return False
+        except (HarmonyChatError, OSError, sqlite3.Error) as error:
+            self.notify(f"The history could not be changed: {error}", severity="error", markup=False)
+            return False
+        self._refresh()
+        return True
 
     @on(Input.Changed, "#history-search")
     def search(self, event: Input.Changed) -> None:
@@ -149,12 +204,18 @@ class HistoryScreen(ModalScreen[int | None]):
         conversation = self._selected()
         if conversation is None:
             return
-        title = self.store.load(conversation).title
+        try:
+            title = self.store.load(conversation).title
+        except HistoryError:
+            self._changed_elsewhere(conversation)
+            return
+        except (HarmonyChatError, OSError, sqlite3.Error) as error:
+            self.notify(f"The history could not be read: {error}", severity="error", markup=False)
+            return
 
         def done(new_title: str | None) -> None:
             if new_title:
-                self.store.rename(conversation, new_title)
-                self.refresh_list(self.query_one("#history-search", Input).value)
+                self._change(conversation, lambda: self.store.rename(conversation, new_title))
 
         self.app.push_screen(RenameScreen(title), done)
 
@@ -166,7 +227,6 @@ class HistoryScreen(ModalScreen[int | None]):
 
         def done(confirmed: bool | None) -> None:
             if confirmed:
-                self.store.delete(conversation)
-                self.refresh_list(self.query_one("#history-search", Input).value)
+                self._change(conversation, lambda: self.store.delete(conversation))
 
         self.app.push_screen(ConfirmScreen(f"Delete conversation #{conversation} for good?"), done)

@@ -24,6 +24,7 @@ class StatusBar(Static):
     speed = reactive(0.0)
     state = reactive("idle")
     debug = reactive(False)
+    history_off = reactive(False)
 
     def render(self) -> str:
         """Compose the line."""
@@ -37,5 +38,7 @@ class StatusBar(Static):
             parts.append(f"ttft {self.ttft:.2f}s · {self.speed:.1f} tok/s")
         if self.debug:
             parts.append("DEBUG")
+        if self.history_off:
+            parts.append("history off")
         parts.append(self.state)
         return " · ".join(parts)
