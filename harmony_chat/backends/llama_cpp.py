@@ -234,7 +234,7 @@ class LlamaCppBackend(ModelBackend):
             return None
         key = json.dumps(schema, sort_keys=True)
         if key not in self._grammars:
-            from llama_cpp import LlamaGrammar
+            from llama_cpp import LlamaGrammar  # type: ignore[attr-defined]
 
             try:
                 self._grammars[key] = LlamaGrammar.from_json_schema(key, verbose=False)

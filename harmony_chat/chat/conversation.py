@@ -125,6 +125,7 @@ class ChatConversation:
         options = TurnOptions(sampling=self.sampling, effort=effort, raw_tokens=self.raw_tokens)
         if self.tools is not None:
             self.session.functions = self.tools.tools.descriptions()
+            options.tool_schemas = self.tools.tools.schemas()
         for step in range(1, self.max_steps + 1):
             yield StepStarted(step)
             call, stats = yield from self._generate(options, effort, should_stop)
@@ -157,11 +158,11 @@ class ChatConversation:
         if self.link is not None:
             try:
                 recorder = self.link.recorder(self.model_name, effort)
-            except _HISTORY_ERRORS as error:
-                yield Notice(f"Not saved to the history: {error}")
+            except _HISTORY_ERRORS as trouble:
+                yield Notice(f"Not saved to the history: {trouble}")
         call: ToolCall | None = None
         stats: TurnStats | None = None
-        error: str | None = None
+        failed: str | None = None
         try:
             for event in run_turn(self.session, self.backend, options, should_stop):
                 if recorder is not None:
@@ -176,12 +177,12 @@ class ChatConversation:
                     stats = event
                 yield event
         except Exception as failure:
-            error = str(failure) or type(failure).__name__
+            failed = str(failure) or type(failure).__name__
             raise
         finally:
             if recorder is not None:
                 try:
-                    recorder.finish(stats, error)
+                    recorder.finish(stats, failed)
                 except _HISTORY_ERRORS:
                     pass  # the turn itself is in the session; the next write reports the trouble
         return call, stats

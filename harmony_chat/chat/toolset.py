@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -39,6 +39,15 @@ class ToolSet:
         from openai_harmony import ToolDescription
 
         return [ToolDescription.new(spec.name, spec.description, spec.parameters) for spec, _ in self.entries()]
+
+    def schemas(self) -> dict[str, Mapping[str, object]]:
+        """Each tool's argument schema by ``functions.<name>`` (for grammar-constrained arguments)."""
+        found: dict[str, Mapping[str, object]] = {}
+        for spec, _ in self.entries():
+            schema = spec.input_schema or spec.parameters
+            if schema:
+                found[FUNCTIONS_PREFIX + spec.name] = schema
+        return found
 
     def find(self, called_as: str) -> tuple[ToolSpec, ToolProvider] | None:
         """The tool a call addresses (``functions.x`` or a bare declared ``x``), if any."""

@@ -8,7 +8,7 @@ that schema. The restart costs one re-evaluated token; the KV cache keeps the re
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Generator, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Generator, Mapping, Sequence
 from dataclasses import replace
 
 from harmony_chat.backends.base import GenerationStats, ModelBackend, SamplingParams
@@ -81,7 +81,7 @@ class ConstrainedStream:
             decode_s=first.decode_s + sum(call.ttft_s + call.decode_s for call in rest),
         )
 
-    def __iter__(self) -> Iterator[int]:
+    def __iter__(self) -> Generator[int, None, None]:
         sampling = self.sampling
         while True:
             left = self.sampling.max_tokens - len(self.generated)

@@ -28,7 +28,10 @@ CALL = (
     "<|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json"
     '<|message|>{"location":"Tokyo"}<|call|>'
 )
-ANSWER = "<|channel|>analysis<|message|>It is sunny.<|end|><|start|>assistant<|channel|>final<|message|>Sunny in Tokyo.<|return|>"
+ANSWER = (
+    "<|channel|>analysis<|message|>It is sunny.<|end|>"
+    "<|start|>assistant<|channel|>final<|message|>Sunny in Tokyo.<|return|>"
+)
 WEATHER_SCHEMA = {"type": "object", "properties": {"location": {"type": "string"}}, "required": ["location"]}
 
 
@@ -102,7 +105,9 @@ def test_approved_call_runs_and_the_answer_uses_its_result(encoding: HarmonyEnco
     assert final_text(events) == "Sunny in Tokyo."
     second_prompt = [e for e in events if isinstance(e, PromptReady)][1].prompt.tokens
     text = encoding.decode(second_prompt)
-    assert "<|start|>functions.get_weather to=assistant<|channel|>commentary<|message|>sunny, 21 C in Tokyo<|end|>" in text
+    assert (
+        "<|start|>functions.get_weather to=assistant<|channel|>commentary<|message|>sunny, 21 C in Tokyo<|end|>" in text
+    )
     assert "I need the weather." in text  # analysis is kept through the tool loop
     assert chat.last_answer() == "Sunny in Tokyo."
 
@@ -172,14 +177,19 @@ def test_max_steps_stops_the_loop(encoding: HarmonyEncoding) -> None:
     assert len(tools.calls) == 2
     assert [e.max_steps for e in events if isinstance(e, ToolLoopLimit)] == [3]
     last = chat.session.history[-1]
-    assert last.author.name == "functions.get_weather" and "limit of 3 steps" in last.content[0].text  # type: ignore[union-attr]
+    assert last.author.name == "functions.get_weather" and "limit of 3 steps" in last.content[0].text
 
 
 def test_stop_during_a_tool_cancels_it_and_ends_the_turn(encoding: HarmonyEncoding) -> None:
     tools = WeatherTools(block=True)
     stop = threading.Event()
     chat, backend = make(encoding, [CALL, ANSWER], tools=tools, approver=lambda r: Decision(Choice.ONCE))
-    threading.Thread(target=lambda: (tools.running.wait(5), stop.set()), daemon=True).start()
+
+    def stop_when_running() -> None:
+        tools.running.wait(5)
+        stop.set()
+
+    threading.Thread(target=stop_when_running, daemon=True).start()
     events = list(chat.send("?", should_stop=stop.is_set))
     finished = next(e for e in events if isinstance(e, ToolFinished))
     assert finished.result.status == "cancelled"
@@ -196,7 +206,9 @@ def test_without_a_tool_runner_a_call_ends_the_turn(encoding: HarmonyEncoding) -
 
 def test_history_stays_in_step_through_loop_edit_and_regenerate(encoding: HarmonyEncoding, tmp_path: Path) -> None:
     store = HistoryStore(tmp_path / "h.sqlite3")
-    chat, _ = make(encoding, [CALL, ANSWER, ANSWER], tools=WeatherTools(), approver=lambda r: Decision(Choice.ONCE), store=store)
+    chat, _ = make(
+        encoding, [CALL, ANSWER, ANSWER], tools=WeatherTools(), approver=lambda r: Decision(Choice.ONCE), store=store
+    )
     list(chat.send("Weather in Tokyo?"))
     conversation = chat.conversation_id
     assert conversation is not None
