@@ -6,7 +6,7 @@ which only ever sees :mod:`~harmony_chat.harmony.events` and a closing :class:`T
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
@@ -77,6 +77,9 @@ class TurnOptions:
     """Reasoning effort of this turn (default: the session's)."""
     stop_on_final: bool = True
     raw_tokens: bool = True
+    tool_schemas: Mapping[str, Mapping[str, object]] = field(default_factory=dict)
+    """JSON Schema of each function's arguments by ``functions.<name>``: a ``<|constrain|>json`` call to
+    one of them is generated under that schema's grammar where the backend supports it."""
 
 
 def prefill_next_turn(session: ChatSession, backend: ModelBackend) -> int:
@@ -112,6 +115,7 @@ def run_turn(
     Raises:
         harmony_chat.errors.ContextOverflowError: when the prompt cannot fit the context.
     """
+    from harmony_chat.harmony.constrained import ConstrainedStream
     from harmony_chat.harmony.decoder import StreamDecoder
     from harmony_chat.harmony.session import TurnRecord
 
@@ -131,20 +135,22 @@ def run_turn(
     recoveries = 0
     generated = 0
     failure: Exception | None = None
-    stream = backend.generate(prompt.tokens, sampling, tk.GENERATION_STOPS, should_stop)
+    stream = ConstrainedStream(backend, prompt.tokens, sampling, tk.GENERATION_STOPS, should_stop, options.tool_schemas)
+    tokens = iter(stream)
     try:
-        for token in stream:
+        for token in tokens:
             generated += 1
             for event in decoder.feed(token):
                 if isinstance(event, Recovery):
                     recoveries += 1
+                stream.on_event(event)
                 yield event
             if decoder.finished is not None:
                 break
     except Exception as error:  # the backend failed mid-stream: keep what we have
         failure = error
     finally:
-        stream.close()
+        tokens.close()
     if decoder.finished is None:
         if failure is not None:
             reason = StopReason.ERROR
@@ -157,7 +163,7 @@ def run_turn(
         yield from decoder.finish(reason)
     finished = decoder.finished
     assert finished is not None
-    stats = backend.last_stats
+    stats = stream.stats
     record = TurnRecord(effort, finished.reason.value, finished.truncated, stats.as_dict())
     session.add_assistant_turn(finished.messages, record)
     yield TurnStats(
