@@ -250,7 +250,13 @@ class RemoteBackend(ModelBackend):
 
         encoding = load_encoding()
         at = tokens.index(tk.CONSTRAIN)
-        before = encoding.decode([t for t in tokens[:at] if not tk.is_special(t)])
+        runs: list[list[int]] = [[]]
+        for t in tokens[:at]:  # special tokens separate words: ``…get_weather<|channel|>commentary``
+            if tk.is_special(t):
+                runs.append([])
+            else:
+                runs[-1].append(t)
+        before = " ".join(encoding.decode(run) for run in runs if run)
         content_type = encoding.decode([t for t in tokens[at + 1 : -1] if not tk.is_special(t)]).strip()
         match = _RECIPIENT.search(before)
         if match is None or not content_type.startswith("json"):
