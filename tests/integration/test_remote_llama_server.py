@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 import json
 import shutil
 import socket
@@ -185,8 +184,8 @@ def test_tokens_stream_while_the_server_generates(tiny_server: LlamaServer, enco
 
 def test_cancelling_closes_the_stream_and_the_server_stops(tiny_server: LlamaServer, encoding: HarmonyEncoding) -> None:
     backend = connect(tiny_server)
-    counter = itertools.count()
-    tokens = list(backend.generate(user_prompt(encoding, "Hi"), LONG, STOPS, lambda: next(counter) >= 5))
+    tokens: list[int] = []
+    tokens.extend(backend.generate(user_prompt(encoding, "Hi"), LONG, STOPS, lambda: len(tokens) >= 5))
     state = tiny_server.wait_idle()
     assert len(tokens) == 5 and backend.last_stats.generated_tokens == 5
     assert not state["is_processing"] and decoded_count(state) < LONG.max_tokens

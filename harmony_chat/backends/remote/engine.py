@@ -41,6 +41,8 @@ class StreamState:
     """Prompt tokens the engine served from its prefix cache, where it reports them."""
     received: list[int] = field(default_factory=list)
     """Every generated id so far (engines with cumulative output compare against it)."""
+    cumulative: bool | None = None
+    """Whether each event repeats all ids so far (None: not known yet)."""
 
 
 class RemoteBackend(ModelBackend):
@@ -270,7 +272,7 @@ class RemoteBackend(ModelBackend):
         except EngineError:
             return "the server is gone (not reachable any more)"
         if status < 500:
-            return "the server answers again, so it probably restarted mid-answer"
+            return "the server answers again, so it restarted or the connection dropped mid-answer"
         return f"the server answers HTTP {status} now (restarting or overloaded)"
 
     def prefill(self, tokens: Sequence[int]) -> int:

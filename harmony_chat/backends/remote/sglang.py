@@ -89,14 +89,18 @@ class SglangBackend(RemoteBackend):
         if not isinstance(raw, list):
             raise EngineError(f"{label} sent output_ids that are not a list")
         ids = [require_int(t, "a token id", label) for t in raw]
-        total = meta.get("completion_tokens")
-        cumulative = len(ids) == total if isinstance(total, int) else ids[: len(state.received)] == state.received
-        new = ids[len(state.received) :] if cumulative else ids
+        finish = meta.get("finish_reason")
+        if state.cumulative is None and state.received:
+            total = meta.get("completion_tokens")
+            if isinstance(total, int) and finish is None:  # exact until the last event (which may trim the stop)
+                state.cumulative = len(ids) == total
+            else:
+                state.cumulative = ids[: len(state.received)] == state.received
+        new = ids[len(state.received) :] if state.cumulative else ids
         state.received.extend(new)
         cached = meta.get("cached_tokens")
         if isinstance(cached, int):
             state.cached = cached
-        finish = meta.get("finish_reason")
         if isinstance(finish, Mapping):
             kind = finish.get("type")
             if kind == "abort":
