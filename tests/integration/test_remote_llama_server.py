@@ -265,3 +265,13 @@ def test_silent_server_times_out() -> None:
             create_remote_backend(url, "llama-server", timeout=0.5).load()
         for connection in accepted:
             connection.close()
+
+
+def test_bench_compares_raw_and_pipeline(tiny_server: LlamaServer, encoding: HarmonyEncoding) -> None:
+    from harmony_chat.bench.remote_bench import compare_remote
+
+    backend = connect(tiny_server)
+    result = compare_remote(backend, tokens=24, runs=1)
+    backend.close()
+    assert result.engine == "llama-server" and result.host == f"127.0.0.1:{tiny_server.port}"
+    assert result.raw.tokens == result.pipeline.tokens > 0  # same seed, same request: the same tokens

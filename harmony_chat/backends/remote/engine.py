@@ -127,6 +127,16 @@ class RemoteBackend(ModelBackend):
             EngineStreamError: when the event reports an error.
         """
 
+    def build_request(
+        self, prompt: Sequence[int], sampling: SamplingParams, stop_ids: Collection[int]
+    ) -> tuple[str, dict[str, Any]]:
+        """The path and body of the streamed request :meth:`generate` sends (for benchmarks)."""
+        return self._request(prompt, sampling, stop_ids, None)
+
+    def parse_event(self, event: Mapping[str, Any], state: StreamState) -> list[int]:
+        """The new token ids in one streamed event (for benchmarks reading the raw stream)."""
+        return self._read(event, state)
+
     def _health_path(self) -> str:
         return "/health"
 

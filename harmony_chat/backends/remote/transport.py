@@ -82,16 +82,19 @@ class EngineClient:
         self.host = url_host(self.url)
         self.timeout = timeout
         self._secret = api_key or None
-        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._client = httpx.Client(
             base_url=self.url,
-            headers=headers,
+            headers=self.auth_headers(),
             timeout=httpx.Timeout(timeout, connect=connect_timeout),
             trust_env=False,
         )
 
     def __repr__(self) -> str:
         return f"EngineClient({self.engine!r}, {self.url!r}, api_key={'set' if self._secret else 'none'})"
+
+    def auth_headers(self) -> dict[str, str]:
+        """The ``Authorization`` header to send (empty without a key)."""
+        return {"Authorization": f"Bearer {self._secret}"} if self._secret else {}
 
     @property
     def label(self) -> str:
@@ -145,7 +148,7 @@ class EngineClient:
             )
         except httpx.HTTPError as error:
             raise self.failure(error, doing) from None
-        parsed = _parse_body(response.content)
+        parsed = parse_body(response.content)
         if response.status_code >= 400:
             raise self.status_error(response.status_code, parsed, doing)
         return parsed
@@ -156,7 +159,7 @@ class EngineClient:
             response = self._client.get(path, timeout=timeout)
         except httpx.HTTPError as error:
             raise self.failure(error, f"probing {path}") from None
-        return response.status_code, _parse_body(response.content)
+        return response.status_code, parse_body(response.content)
 
     def stream(self, path: str, body: Any, should_stop: Callable[[], bool]) -> EventStream:
         """POST ``body`` and stream the server-sent events of the answer (read in a worker thread)."""
@@ -167,7 +170,8 @@ class EngineClient:
         self._client.close()
 
 
-def _parse_body(content: bytes) -> Any:
+def parse_body(content: bytes) -> Any:
+    """Return a response body as JSON, or as text when it is not JSON."""
     try:
         return json.loads(content)
     except (ValueError, UnicodeDecodeError):
@@ -198,7 +202,7 @@ class EventStream:
             with client._client.stream("POST", path, json=body) as response:
                 if response.status_code >= 400:
                     raw = response.read()
-                    self._put("error", client.status_error(response.status_code, _parse_body(raw), "generating"))
+                    self._put("error", client.status_error(response.status_code, parse_body(raw), "generating"))
                     return
                 self._remember_socket(response)
                 for payload in _sse_payloads(response.iter_lines()):
