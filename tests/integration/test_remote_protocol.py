@@ -16,7 +16,7 @@ from openai_harmony import HarmonyEncoding
 
 from harmony_chat.backends.base import SamplingParams
 from harmony_chat.backends.remote import RemoteBackend, SglangBackend, VllmBackend, create_remote_backend
-from harmony_chat.errors import EngineAuthError, EngineError, EngineStreamError, ModelError
+from harmony_chat.errors import EngineAuthError, EngineError, EngineStreamError, EngineTimeoutError, ModelError
 from harmony_chat.harmony import tokens as tk
 from harmony_chat.harmony.events import StopReason
 from harmony_chat.harmony.session import ChatSession
@@ -253,3 +253,21 @@ def test_unknown_server_and_engine_names(serve: Any) -> None:
         create_remote_backend(fake.url, "ollama")
     with pytest.raises(EngineError, match="not an http"):
         create_remote_backend("ftp://example.org")
+
+
+def test_llama_server_still_loading(serve: Any) -> None:
+    loading = {"status": 503, "body": {"error": {"code": 503, "message": "Loading model", "type": "unavailable_error"}}}
+    fake = serve("vllm", overrides={"GET /health": loading})  # the body llama-server's README documents
+    backend = create_remote_backend(fake.url)
+    assert backend.name == "llama-server"
+    with pytest.raises(EngineError, match=r"llama-server at .* is not ready \(HTTP 503: Loading model\)"):
+        backend.load()
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_stalled_stream_times_out(serve: Any, encoding: HarmonyEncoding, engine: str) -> None:
+    fake = serve(engine, "held")
+    backend = create_remote_backend(fake.url, engine, timeout=0.5)
+    backend.load()
+    with pytest.raises(EngineTimeoutError, match="did not answer within 0.5 s while streaming the answer"):
+        generate(backend, prompt(encoding))
