@@ -97,11 +97,10 @@ def user_prompt(encoding: HarmonyEncoding, question: str) -> list[int]:
     return session.render().tokens
 
 
-def decoded_count(slot: dict[str, object]) -> int:
-    next_token = slot["next_token"]
-    entry = next_token[0] if isinstance(next_token, list) else next_token
-    assert isinstance(entry, dict)
-    return int(entry["n_decoded"])
+def generated_by_server(server: LlamaServer, before: float) -> float:
+    """Tokens the server generated since its counter read ``before`` (after it went idle)."""
+    server.wait_idle()
+    return server.metric("tokens_predicted_total") - before
 
 
 def test_connect_describes_the_served_model(pocket_server: LlamaServer) -> None:
@@ -174,24 +173,38 @@ def test_tool_call_and_constrained_arguments(pocket_server: LlamaServer, encodin
 
 def test_tokens_stream_while_the_server_generates(tiny_server: LlamaServer, encoding: HarmonyEncoding) -> None:
     backend = connect(tiny_server)
+    before = tiny_server.metric("tokens_predicted_total")
     stream = backend.generate(user_prompt(encoding, "Hi"), LONG, STOPS, lambda: False)
     next(stream)
     assert tiny_server.slot()["is_processing"]  # the first token came before the answer was done
     stream.close()
-    assert decoded_count(tiny_server.wait_idle()) < LONG.max_tokens
+    assert 0 < generated_by_server(tiny_server, before) < LONG.max_tokens
     backend.close()
 
 
 def test_cancelling_closes_the_stream_and_the_server_stops(tiny_server: LlamaServer, encoding: HarmonyEncoding) -> None:
     backend = connect(tiny_server)
+    before = tiny_server.metric("tokens_predicted_total")
     tokens: list[int] = []
     tokens.extend(backend.generate(user_prompt(encoding, "Hi"), LONG, STOPS, lambda: len(tokens) >= 5))
-    state = tiny_server.wait_idle()
     assert len(tokens) == 5 and backend.last_stats.generated_tokens == 5
-    assert not state["is_processing"] and decoded_count(state) < LONG.max_tokens
-    assert list(backend.generate(user_prompt(encoding, "Hi"), LONG, STOPS, lambda: True)) == []
-    assert not tiny_server.wait_idle()["is_processing"]
+    assert 5 <= generated_by_server(tiny_server, before) < LONG.max_tokens  # the server stopped too
     backend.close()
+
+
+def test_cancel_during_prompt_processing(tiny_server: LlamaServer) -> None:
+    backend = connect(tiny_server)
+    long_prompt = [tk.START, 1428, tk.MESSAGE, *(1000 + (i * 7919) % 50000 for i in range(3500)), tk.END, tk.START]
+    sampling = SamplingParams(temperature=1.0, seed=3, max_tokens=500)
+    before = tiny_server.metric("tokens_predicted_total")
+    cancel = threading.Event()
+    timer = threading.Timer(0.05, cancel.set)  # most likely while the server still reads the prompt
+    timer.start()
+    received = list(backend.generate(long_prompt, sampling, STOPS, cancel.is_set))
+    timer.cancel()
+    backend.close()
+    generated = generated_by_server(tiny_server, before)
+    assert len(received) < sampling.max_tokens and generated < sampling.max_tokens  # both ends stopped
 
 
 def test_killed_server_keeps_the_partial_answer(fresh_tiny_server: LlamaServer, encoding: HarmonyEncoding) -> None:

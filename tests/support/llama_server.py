@@ -44,7 +44,7 @@ class LlamaServer:
     def start(self) -> LlamaServer:
         """Launch the server and wait until ``/health`` says the model is loaded."""
         command = [str(self.binary), "-m", str(self.model), "--host", "127.0.0.1", "--port", str(self.port)]
-        command += ["-c", str(self.context), "-np", "1", "-t", "1", "--no-warmup"]
+        command += ["-c", str(self.context), "-np", "1", "-t", "1", "--no-warmup", "--metrics"]
         if self.api_key:
             command += ["--api-key", self.api_key]
         with self.log_path.open("ab") as log:
@@ -61,6 +61,15 @@ class LlamaServer:
             time.sleep(0.1)
         self.stop()
         raise RuntimeError(f"llama-server did not get ready in {STARTUP_S:g} s: {self.log_tail()}")
+
+    def metric(self, name: str) -> float:
+        """One counter from ``GET /metrics`` (e.g. ``tokens_predicted_total``: tokens generated so far)."""
+        headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+        text = httpx.get(self.url + "/metrics", headers=headers, timeout=10.0).text
+        for line in text.splitlines():
+            if line.startswith(f"llamacpp:{name} "):
+                return float(line.split()[1])
+        raise AssertionError(f"llama-server reports no {name}")
 
     def slot(self) -> dict[str, Any]:
         """The first slot's state from ``GET /slots`` (what the server is doing now)."""

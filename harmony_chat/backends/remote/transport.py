@@ -82,12 +82,12 @@ class EngineClient:
         self.host = url_host(self.url)
         self.timeout = timeout
         self._secret = api_key or None
-        self._client = httpx.Client(
-            base_url=self.url,
-            headers=self.auth_headers(),
-            timeout=httpx.Timeout(timeout, connect=connect_timeout),
-            trust_env=False,
-        )
+        self._timeout = httpx.Timeout(timeout, connect=connect_timeout)
+        self._client = self.new_http_client()
+
+    def new_http_client(self) -> httpx.Client:
+        """An httpx client for this engine (its own connection pool)."""
+        return httpx.Client(base_url=self.url, headers=self.auth_headers(), timeout=self._timeout, trust_env=False)
 
     def __repr__(self) -> str:
         return f"EngineClient({self.engine!r}, {self.url!r}, api_key={'set' if self._secret else 'none'})"
@@ -198,13 +198,15 @@ class EventStream:
 
     def _read(self, path: str, body: Any) -> None:
         client = self._client
+        # A connection of its own, so its socket is known from the moment it connects: cancelling
+        # must also work while the engine is still processing the prompt and has sent no headers.
+        http = client.new_http_client()
         try:
-            with client._client.stream("POST", path, json=body) as response:
+            with http.stream("POST", path, json=body, extensions={"trace": self._trace}) as response:
                 if response.status_code >= 400:
                     raw = response.read()
                     self._put("error", client.status_error(response.status_code, parse_body(raw), "generating"))
                     return
-                self._remember_socket(response)
                 for payload in _sse_payloads(response.iter_lines()):
                     if self._cancelled.is_set():
                         return
@@ -223,9 +225,14 @@ class EventStream:
         except OSError as error:  # the socket was shut down under the reader
             if not self._cancelled.is_set():
                 self._put("error", EngineStreamError(f"the connection to {client.label} broke: {error}"))
+        finally:
+            http.close()
 
-    def _remember_socket(self, response: httpx.Response) -> None:
-        stream = response.extensions.get("network_stream")
+    def _trace(self, event: str, info: dict[str, Any]) -> None:
+        """Trace hook of httpcore: remember the socket as soon as the connection is made."""
+        if event != "connection.connect_tcp.complete":
+            return
+        stream = info.get("return_value")
         sock = stream.get_extra_info("socket") if stream is not None else None
         with self._lock:
             self._socket = sock if isinstance(sock, socket.socket) else None
