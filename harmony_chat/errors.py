@@ -34,3 +34,23 @@ class ReplayError(HarmonyChatError):
 
 class DownloadError(HarmonyChatError):
     """A model could not be downloaded from the Hugging Face Hub."""
+
+
+class EngineError(HarmonyChatError):
+    """A remote serving engine (llama-server, vLLM, SGLang) failed or refused a request."""
+
+
+class EngineUnreachableError(EngineError):
+    """Nothing answers at the engine's URL (wrong address, server down, or it went away)."""
+
+
+class EngineAuthError(EngineError):
+    """The engine rejected the API key (HTTP 401/403)."""
+
+
+class EngineTimeoutError(EngineError):
+    """The engine did not answer in time."""
+
+
+class EngineStreamError(EngineError):
+    """The token stream broke mid-answer (dropped connection, server restart, error event)."""

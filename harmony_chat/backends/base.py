@@ -32,10 +32,14 @@ class ModelInfo:
     gpu_offload: bool = False
     """Whether any layer actually runs on a GPU."""
     path: str | None = None
+    host: str | None = None
+    """The serving engine's host (``host:port``) when the model runs remotely, else None."""
 
     @property
     def device(self) -> str:
-        """``GPU`` when layers are offloaded, else ``CPU``."""
+        """``GPU`` when layers are offloaded, ``CPU`` otherwise, or ``<engine> @ <host>`` when remote."""
+        if self.host is not None:
+            return f"{self.backend} @ {self.host}"
         return "GPU" if self.gpu_offload else "CPU"
 
 
@@ -51,6 +55,12 @@ class GenerationStats:
     """Seconds from the call to the first generated token (prompt processing included)."""
     decode_s: float = 0.0
     """Seconds from the first to the last generated token."""
+    engine: str | None = None
+    """The remote serving engine that generated (None when in-process)."""
+    host: str | None = None
+    """The remote engine's ``host:port`` (None when in-process)."""
+    prompt_tokens_cached: int | None = None
+    """Prompt tokens the remote engine reports it served from its prefix cache (None: not reported)."""
 
     @property
     def prompt_tokens_reused(self) -> int:
@@ -64,9 +74,9 @@ class GenerationStats:
             return 0.0
         return (self.generated_tokens - 1) / self.decode_s
 
-    def as_dict(self) -> dict[str, float | int]:
-        """Return the figures as a flat dict (for JSON output)."""
-        return {
+    def as_dict(self) -> dict[str, float | int | str | None]:
+        """Return the figures as a flat dict (for JSON output); remote runs add engine, host and cache."""
+        figures: dict[str, float | int | str | None] = {
             "prompt_tokens": self.prompt_tokens,
             "prompt_tokens_evaluated": self.prompt_tokens_evaluated,
             "prompt_tokens_reused": self.prompt_tokens_reused,
@@ -74,6 +84,11 @@ class GenerationStats:
             "ttft_s": round(self.ttft_s, 6),
             "decode_tokens_per_s": round(self.decode_tokens_per_s, 3),
         }
+        if self.engine is not None:
+            figures["engine"] = self.engine
+            figures["host"] = self.host
+            figures["prompt_tokens_cached"] = self.prompt_tokens_cached
+        return figures
 
 
 class ModelBackend(ABC):

@@ -72,7 +72,7 @@ class TurnRecord:
     effort: Effort
     stop_reason: str
     truncated: bool = False
-    stats: dict[str, float | int] = field(default_factory=dict)
+    stats: dict[str, float | int | str | None] = field(default_factory=dict)
 
 
 def _is_dropped_analysis(message: Message) -> bool:

@@ -20,7 +20,7 @@ ENGINE_PACKAGES = (
 def _modules() -> list[str]:
     names = []
     for package in ENGINE_PACKAGES:
-        for path in sorted((ROOT / package).glob("*.py")):
+        for path in sorted((ROOT / package).rglob("*.py")):
             names.append(".".join(path.relative_to(ROOT).with_suffix("").parts))
     return names
 
@@ -40,7 +40,7 @@ def test_engine_modules_import_without_textual() -> None:
 
 def test_engine_sources_never_mention_textual_imports() -> None:
     for package in ENGINE_PACKAGES:
-        for path in (ROOT / package).glob("*.py"):
+        for path in (ROOT / package).rglob("*.py"):
             for line in path.read_text(encoding="utf-8").splitlines():
                 stripped = line.strip()
                 assert not stripped.startswith(("import textual", "from textual", "from harmony_chat.tui")), path

@@ -1,0 +1,301 @@
+"""The part every remote engine shares: connect and check the vocabulary, stream token ids, measure.
+
+An engine subclass says how to describe the served model, tokenize text, shape a generate request
+and read one streamed event. Token ids go in and come out: the engines' chat endpoints and their
+harmony parsers are never used.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from abc import abstractmethod
+from collections.abc import Callable, Collection, Generator, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from harmony_chat.backends.base import GenerationStats, ModelBackend, ModelInfo, SamplingParams
+from harmony_chat.backends.remote.transport import EngineClient
+from harmony_chat.errors import EngineError, EngineStreamError, ModelError
+from harmony_chat.harmony import tokens as tk
+
+VOCAB_PROBE_TEXT = (
+    "<|start|>assistant<|channel|>commentary to=functions.probe <|constrain|>json<|message|>"
+    '{"q": "naïve café 東京 🙂"}<|call|><|start|>assistant<|channel|>final<|message|>ok<|end|><|return|>'
+)
+"""Text whose harmony token ids (special tokens included) the engine's tokenizer must reproduce."""
+DRAIN_S = 2.0
+"""How long to keep reading the closing events after the stop token."""
+_RECIPIENT = re.compile(r"to=functions\.([^\s<]+)")
+
+
+@dataclass(slots=True)
+class StreamState:
+    """What the events of one streamed answer have said so far."""
+
+    done: bool = False
+    """The engine said the answer is complete."""
+    stop_token: int | None = None
+    """The stop token the engine says it stopped on (for engines that leave it out of the ids)."""
+    cached: int | None = None
+    """Prompt tokens the engine served from its prefix cache, where it reports them."""
+    received: list[int] = field(default_factory=list)
+    """Every generated id so far (engines with cumulative output compare against it)."""
+    cumulative: bool | None = None
+    """Whether each event repeats all ids so far (None: not known yet)."""
+
+
+class RemoteBackend(ModelBackend):
+    """A gpt-oss model served by a remote engine, driven with token ids over HTTP.
+
+    Args:
+        client: the HTTP client for the engine's URL (it carries the API key).
+        model_name: the served model's name, for engines that route by it (None: ask the engine).
+    """
+
+    name = "remote"
+
+    def __init__(self, client: EngineClient, *, model_name: str | None = None) -> None:
+        super().__init__()
+        self.client = client
+        self.model_name = model_name
+        self.tool_schemas: dict[str, Mapping[str, Any]] = {}
+        """JSON schemas of function tools whose arguments the engine should constrain (see
+        :meth:`constrain_tool_arguments`)."""
+        self._info: ModelInfo | None = None
+        self._started = self._first = 0.0
+
+    @property
+    def info(self) -> ModelInfo:
+        """What the served model is (valid after :meth:`load`)."""
+        if self._info is None:
+            raise RuntimeError("the engine is not connected")
+        return self._info
+
+    def load(self) -> ModelInfo:
+        """Connect, check that the engine serves a gpt-oss vocabulary, and describe the model.
+
+        Raises:
+            EngineError: the engine is unreachable, refuses the key, times out or is not ready.
+            ModelError: the engine serves a model whose vocabulary is not gpt-oss's.
+        """
+        name, context_size = self._describe()
+        self._check_vocabulary(name)
+        self._info = ModelInfo(
+            name=name,
+            backend=self.name,
+            context_size=context_size,
+            path=self.client.url,
+            host=self.client.host,
+        )
+        return self._info
+
+    def _check_vocabulary(self, model: str) -> None:
+        from harmony_chat.harmony.vocab import load_encoding
+
+        expected = load_encoding().encode(VOCAB_PROBE_TEXT, allowed_special="all")
+        actual = self._tokenize(VOCAB_PROBE_TEXT)
+        if list(actual) != list(expected):
+            raise ModelError(
+                f"{self.client.label} serves {model!r}, whose tokenizer does not give harmony's "
+                "o200k_harmony token ids; harmony-chat drives gpt-oss models only"
+            )
+
+    @abstractmethod
+    def _describe(self) -> tuple[str, int]:
+        """Return the served model's name and context size (checking the engine is ready)."""
+
+    @abstractmethod
+    def _tokenize(self, text: str) -> list[int]:
+        """Tokenize ``text`` with the engine's tokenizer, parsing special tokens, adding none."""
+
+    @abstractmethod
+    def _request(
+        self,
+        prompt: Sequence[int],
+        sampling: SamplingParams,
+        stop_ids: Collection[int],
+        schema: Mapping[str, Any] | None,
+    ) -> tuple[str, dict[str, Any]]:
+        """Return the path and JSON body of a streamed generate request (constrained by ``schema``)."""
+
+    @abstractmethod
+    def _read(self, event: Mapping[str, Any], state: StreamState) -> list[int]:
+        """Return the new token ids in one streamed event, updating ``state``.
+
+        Raises:
+            EngineStreamError: when the event reports an error.
+        """
+
+    def build_request(
+        self, prompt: Sequence[int], sampling: SamplingParams, stop_ids: Collection[int]
+    ) -> tuple[str, dict[str, Any]]:
+        """The path and body of the streamed request :meth:`generate` sends (for benchmarks)."""
+        return self._request(prompt, sampling, stop_ids, None)
+
+    def parse_event(self, event: Mapping[str, Any], state: StreamState) -> list[int]:
+        """The new token ids in one streamed event (for benchmarks reading the raw stream)."""
+        return self._read(event, state)
+
+    def _health_path(self) -> str:
+        return "/health"
+
+    def constrain_tool_arguments(self, schemas: Mapping[str, Mapping[str, Any]]) -> None:
+        """Constrain the JSON arguments of calls to these function tools with the engine's grammar.
+
+        When the model opens a call header ``to=functions.NAME … <|constrain|>json<|message|>`` for a
+        tool named here, the stream is closed and the arguments are generated by a second request
+        that carries the engine's own constraint (llama-server ``json_schema``, vLLM
+        ``structured_outputs``, SGLang ``json_schema``), continuing from the same prefix.
+        """
+        self.tool_schemas = {name: dict(schema) for name, schema in schemas.items()}
+
+    def generate(
+        self,
+        prompt: Sequence[int],
+        sampling: SamplingParams,
+        stop_ids: Collection[int],
+        should_stop: Callable[[], bool],
+    ) -> Generator[int, None, None]:
+        """Stream generated token ids from the engine; stop on a stop id, the limit or cancellation.
+
+        Raises:
+            EngineError: the request failed or the stream broke (what was yielded stays yielded).
+        """
+        self.last_stats = GenerationStats(
+            prompt_tokens=len(prompt), prompt_tokens_evaluated=len(prompt), engine=self.name, host=self.client.host
+        )
+        self._started = time.perf_counter()
+        generated: list[int] = []
+        schema: Mapping[str, Any] | None = None
+        while True:
+            schema = yield from self._segment(prompt, generated, sampling, stop_ids, should_stop, schema)
+            if schema is None:
+                return
+
+    def _segment(
+        self,
+        prompt: Sequence[int],
+        generated: list[int],
+        sampling: SamplingParams,
+        stop_ids: Collection[int],
+        should_stop: Callable[[], bool],
+        schema: Mapping[str, Any] | None,
+    ) -> Generator[int, None, Mapping[str, Any] | None]:
+        """Run one streamed request; return a tool schema to continue under, or None when done."""
+        stats = self.last_stats
+        left = replace(sampling, max_tokens=sampling.max_tokens - len(generated))
+        path, body = self._request([*prompt, *generated], left, stop_ids, schema)
+        state = StreamState()
+        header: list[int] = []
+        prompt_length = len(prompt) if not generated else -1  # a continuation's cache says nothing new
+        stream = self.client.stream(path, body, should_stop)
+        events = stream.events()
+        try:
+            for event, arrived in events:
+                for token in self._read(event, state):
+                    if len(generated) >= sampling.max_tokens or should_stop():
+                        return None
+                    if not generated:
+                        stats.ttft_s = arrived - self._started
+                        self._first = arrived
+                    generated.append(token)
+                    stats.generated_tokens = len(generated)
+                    stats.decode_s = arrived - self._first
+                    if token in stop_ids:  # read the closing events (cache figures) before handing it over
+                        self._drain(events, state)
+                        self._record_cache(stats, state, prompt_length)
+                        yield token
+                        return None
+                    self._record_cache(stats, state, prompt_length)
+                    yield token
+                    if schema is None and self.tool_schemas:
+                        switch_to = self._watch_header(header, token)
+                        if switch_to is not None:
+                            return switch_to
+        except EngineStreamError as error:
+            raise EngineStreamError(f"{error}; {self._explain_drop()}") from None
+        finally:
+            stream.close()
+        self._record_cache(stats, state, prompt_length)
+        if should_stop() or len(generated) >= sampling.max_tokens:
+            return None
+        if not state.done:
+            raise EngineStreamError(f"the answer from {self.client.label} ended early; {self._explain_drop()}")
+        if state.stop_token is not None and (not generated or generated[-1] not in stop_ids):
+            generated.append(state.stop_token)
+            stats.generated_tokens = len(generated)
+            yield state.stop_token
+        return None
+
+    def _drain(self, events: Iterator[tuple[dict[str, Any], float]], state: StreamState) -> None:
+        """Read what the engine still sends after the stop token (usage, timings), briefly."""
+        deadline = time.perf_counter() + DRAIN_S
+        try:
+            for event, _ in events:
+                self._read(event, state)
+                if time.perf_counter() > deadline:
+                    return
+        except EngineError:
+            return  # the answer is complete; a late hiccup costs only the cache figure
+
+    def _record_cache(self, stats: GenerationStats, state: StreamState, prompt_length: int) -> None:
+        if state.cached is None or prompt_length < 0:
+            return
+        cached = max(0, min(state.cached, prompt_length))
+        stats.prompt_tokens_cached = cached
+        stats.prompt_tokens_evaluated = prompt_length - cached
+
+    def _watch_header(self, header: list[int], token: int) -> Mapping[str, Any] | None:
+        """Track the current message header; return a tool's schema once its constrained call opens."""
+        if token == tk.START:
+            header.clear()
+            return None
+        header.append(token)
+        if token != tk.MESSAGE:
+            return None
+        tokens = list(header)
+        header.clear()
+        if tk.CONSTRAIN not in tokens:
+            return None
+        from harmony_chat.harmony.vocab import load_encoding
+
+        encoding = load_encoding()
+        at = tokens.index(tk.CONSTRAIN)
+        runs: list[list[int]] = [[]]
+        for t in tokens[:at]:  # special tokens separate words: ``…get_weather<|channel|>commentary``
+            if tk.is_special(t):
+                runs.append([])
+            else:
+                runs[-1].append(t)
+        before = " ".join(encoding.decode(run) for run in runs if run)
+        content_type = encoding.decode([t for t in tokens[at + 1 : -1] if not tk.is_special(t)]).strip()
+        match = _RECIPIENT.search(before)
+        if match is None or not content_type.startswith("json"):
+            return None
+        return self.tool_schemas.get(match.group(1))
+
+    def _explain_drop(self) -> str:
+        """Say whether the engine came back (it restarted) or is gone, after a broken stream."""
+        try:
+            status, _ = self.client.probe(self._health_path(), timeout=2.0)
+        except EngineError:
+            return "the server is gone (not reachable any more)"
+        if status < 500:
+            return "the server answers again, so it restarted or the connection dropped mid-answer"
+        return f"the server answers HTTP {status} now (restarting or overloaded)"
+
+    def prefill(self, tokens: Sequence[int]) -> int:
+        """Nothing to do ahead of time: the engines keep their own prefix caches."""
+        return 0
+
+    def close(self) -> None:
+        """Close the HTTP connections."""
+        self.client.close()
+
+
+def require_int(value: Any, what: str, label: str) -> int:
+    """Return ``value`` as an int, or fail with a clear message naming the engine."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise EngineError(f"{label} sent {what} that is not a whole number: {str(value)[:40]!r}")
+    return value

@@ -1,0 +1,130 @@
+"""llama.cpp's ``llama-server`` driven with token ids through its native ``POST /completion``.
+
+Targets the llama.cpp vendored in llama-cpp-python 0.3.36 (llama.cpp commit 0c1e570, Oct 2026),
+whose ``tools/server/README.md`` and ``server-task.cpp`` / ``server-context.cpp`` this follows:
+
+- ``POST /completion`` takes ``prompt`` as a list of ids (no BOS is added to an id list),
+  ``n_predict``, ``stream``, ``return_tokens``, ``cache_prompt`` (default true), ``id_slot``
+  (-1: any idle slot, preferring the one whose cache shares the longest prefix), the samplers,
+  ``seed`` and ``json_schema`` / ``grammar``. Streamed chunks are ``data: {...}`` lines whose
+  ``tokens`` hold the new ids (the end-of-generation token included); the last one has
+  ``"stop": true``, ``stop_type`` (``eos``/``limit``/``word``), ``tokens_cached`` (the slot's
+  whole cache after the answer) and ``timings.cache_n`` (the prompt tokens reused from the cache,
+  which is what harmony-chat reports). The stream of ``/completion`` has no ``[DONE]`` line.
+- It stops by itself on the gpt-oss end-of-generation tokens ``<|return|>`` and ``<|call|>``;
+  there is no ``stop_token_ids``. Its text fields drop control tokens, so only ids are read.
+- ``GET /health`` answers 503 while the model loads; ``GET /props`` gives ``model_path``,
+  ``default_generation_settings.n_ctx`` and ``build_info``; ``POST /tokenize`` takes
+  ``content``/``add_special``/``parse_special``. ``--api-key`` guards everything but ``/health``
+  with ``Authorization: Bearer`` (401 ``{"error": {"code": 401, "type": "authentication_error"}}``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from pathlib import PurePath
+from typing import Any
+
+from harmony_chat.backends.base import SamplingParams
+from harmony_chat.backends.remote.engine import RemoteBackend, StreamState, require_int
+from harmony_chat.backends.remote.transport import EngineClient, error_message
+from harmony_chat.errors import EngineError, EngineStreamError
+
+
+class LlamaServerBackend(RemoteBackend):
+    """gpt-oss on a llama-server, token ids in and out.
+
+    Args:
+        client: the HTTP client for the server.
+        model_name: shown instead of the GGUF's file name when given.
+        slot: ``id_slot`` to pin the conversation to (-1 lets the server pick by shared prefix).
+    """
+
+    name = "llama-server"
+
+    def __init__(self, client: EngineClient, *, model_name: str | None = None, slot: int = -1) -> None:
+        super().__init__(client, model_name=model_name)
+        self.slot = slot
+
+    def _describe(self) -> tuple[str, int]:
+        self.client.call("GET", "/health", doing="checking the server is ready")
+        props = self.client.call("GET", "/props", doing="reading the model's properties")
+        if not isinstance(props, Mapping):
+            raise EngineError(f"{self.client.label} answered /props with something that is not JSON")
+        settings = props.get("default_generation_settings")
+        context = settings.get("n_ctx") if isinstance(settings, Mapping) else None
+        path = props.get("model_path")
+        name = self.model_name or (PurePath(str(path)).stem if path else props.get("model_alias") or "llama-server")
+        return str(name), context if isinstance(context, int) and context > 0 else 0
+
+    def _tokenize(self, text: str) -> list[int]:
+        answer = self.client.call(
+            "POST",
+            "/tokenize",
+            {"content": text, "add_special": False, "parse_special": True},
+            doing="checking the vocabulary",
+        )
+        tokens = answer.get("tokens") if isinstance(answer, Mapping) else None
+        if not isinstance(tokens, list):
+            raise EngineError(f"{self.client.label} answered /tokenize without a token list")
+        return [require_int(t, "a token id", self.client.label) for t in tokens]
+
+    def _request(
+        self,
+        prompt: Sequence[int],
+        sampling: SamplingParams,
+        stop_ids: Collection[int],
+        schema: Mapping[str, Any] | None,
+    ) -> tuple[str, dict[str, Any]]:
+        body: dict[str, Any] = {
+            "prompt": list(prompt),
+            "n_predict": sampling.max_tokens,
+            "stream": True,
+            "return_tokens": True,
+            "cache_prompt": True,
+            "id_slot": self.slot,
+            "temperature": sampling.temperature,
+            "top_p": sampling.top_p,
+            "top_k": sampling.top_k,
+            "min_p": sampling.min_p,
+            "typical_p": 1.0,
+            "repeat_penalty": 1.0,
+            "presence_penalty": 0.0,
+            "frequency_penalty": 0.0,
+            "dry_multiplier": 0.0,
+            "xtc_probability": 0.0,
+        }
+        if sampling.seed is not None:
+            body["seed"] = sampling.seed
+        if schema is not None:
+            body["json_schema"] = dict(schema)
+        return "/completion", body
+
+    def prefill(self, tokens: Sequence[int]) -> int:
+        """Evaluate ``tokens`` into the server's slot cache now (``n_predict: 0``); return how many were new."""
+        if not tokens:
+            return 0
+        body = {"prompt": list(tokens), "n_predict": 0, "cache_prompt": True, "id_slot": self.slot}
+        try:
+            answer = self.client.call("POST", "/completion", body, doing="prefilling the cache")
+        except EngineError:
+            return 0  # a failed warm-up only costs time on the next turn
+        timings = answer.get("timings") if isinstance(answer, Mapping) else None
+        evaluated = timings.get("prompt_n") if isinstance(timings, Mapping) else None
+        return evaluated if isinstance(evaluated, int) else 0
+
+    def _read(self, event: Mapping[str, Any], state: StreamState) -> list[int]:
+        if "error" in event:
+            raise EngineError(f"{self.client.label} reported an error: {self.client.scrub(error_message(event))}")
+        raw = event.get("tokens") or []
+        if not isinstance(raw, list):
+            raise EngineStreamError(f"{self.client.label} sent tokens that are not a list")
+        new = [require_int(t, "a token id", self.client.label) for t in raw]
+        state.received.extend(new)
+        if event.get("stop") is True:
+            state.done = True
+            timings = event.get("timings")
+            cached = timings.get("cache_n") if isinstance(timings, Mapping) else None
+            if isinstance(cached, int):
+                state.cached = cached
+        return new

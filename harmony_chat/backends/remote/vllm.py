@@ -1,0 +1,170 @@
+"""vLLM driven with token ids through ``POST /v1/completions`` (never its chat or Responses parsers).
+
+Written against vllm-project/vllm main as of Nov 2026 (PyPI 0.33.0): ``vllm/entrypoints/openai/
+completion/protocol.py`` (commit 002032ee) and ``completion/serving.py`` (commit 030ea52e):
+
+- ``prompt`` may be a list of ids; ``return_token_ids: true`` (since 0.10.2, PR #22587) puts
+  ``prompt_token_ids`` in the first streamed chunk only and the new ids in each chunk's
+  ``choices[0].token_ids``; ``skip_special_tokens: false``; ``stop_token_ids``; the finishing
+  chunk has ``finish_reason`` (``stop``/``length``/``abort``) and ``stop_reason`` (the stop token
+  id, or null when the model's EOS ``<|return|>`` stopped it).
+- With ``stream_options.include_usage`` a last chunk with ``choices: []`` carries ``usage``; its
+  ``prompt_tokens_details.cached_tokens`` is there only when the server runs with
+  ``--enable-prompt-tokens-details``. The stream ends with ``data: [DONE]``; an error mid-stream
+  is a ``data: {"error": {"message", "type", "param", "code"}}`` chunk.
+- Servers older than 0.10.2 ignore ``return_token_ids``; there the ids come through
+  ``logprobs: 0`` with ``return_tokens_as_token_ids: true`` as ``"token_id:N"`` strings.
+- ``--api-key`` guards the ``/v1`` paths (401 ``{"error": "Unauthorized"}``); ``/health``,
+  ``/version`` and ``/tokenize`` stay open. ``/tokenize`` takes ``prompt`` and
+  ``add_special_tokens`` and answers ``{"count", "max_model_len", "tokens"}``.
+- Grammar: ``structured_outputs: {"json": schema}`` (older servers: ``guided_json``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Mapping, Sequence
+from typing import Any
+
+from harmony_chat.backends.base import SamplingParams
+from harmony_chat.backends.remote.engine import RemoteBackend, StreamState, require_int
+from harmony_chat.backends.remote.transport import EngineClient, error_message
+from harmony_chat.errors import EngineError
+from harmony_chat.harmony import tokens as tk
+
+TOKEN_IDS_SINCE = (0, 10, 2)
+"""First vLLM release whose completions return ``token_ids``."""
+_TOKEN_ID = re.compile(r"token_id:(\d+)")
+
+
+def parse_version(text: str) -> tuple[int, ...]:
+    """Return the leading numbers of a version string (``0.10.2rc1`` -> ``(0, 10, 2)``)."""
+    numbers = re.findall(r"\d+", text.split("+")[0])[:3]
+    return tuple(int(n) for n in numbers)
+
+
+class VllmBackend(RemoteBackend):
+    """gpt-oss on a vLLM server, token ids in and out."""
+
+    name = "vllm"
+
+    def __init__(self, client: EngineClient, *, model_name: str | None = None) -> None:
+        super().__init__(client, model_name=model_name)
+        self.ids_via_logprobs = False
+        """True on servers older than 0.10.2: ids are read from ``logprobs.tokens``."""
+        self.version = ""
+
+    def _describe(self) -> tuple[str, int]:
+        self.client.call("GET", "/health", doing="checking the server is ready")
+        version = self.client.call("GET", "/version", doing="reading the version")
+        self.version = str(version.get("version", "")) if isinstance(version, Mapping) else ""
+        self.ids_via_logprobs = bool(self.version) and parse_version(self.version) < TOKEN_IDS_SINCE
+        models = self.client.call("GET", "/v1/models", doing="listing the served models")
+        cards = models.get("data") if isinstance(models, Mapping) else None
+        if not isinstance(cards, list) or not cards or not all(isinstance(c, Mapping) for c in cards):
+            raise EngineError(f"{self.client.label} serves no model (empty /v1/models)")
+        names = [str(card.get("id")) for card in cards]
+        if self.model_name is None:
+            card = cards[0]
+            self.model_name = names[0]
+        elif self.model_name in names:
+            card = cards[names.index(self.model_name)]
+        else:
+            raise EngineError(f"{self.client.label} does not serve {self.model_name!r}; it serves {', '.join(names)}")
+        context = card.get("max_model_len")
+        return self.model_name, context if isinstance(context, int) else 0
+
+    def _tokenize(self, text: str) -> list[int]:
+        answer = self.client.call(
+            "POST",
+            "/tokenize",
+            {"model": self.model_name, "prompt": text, "add_special_tokens": False},
+            doing="checking the vocabulary",
+        )
+        tokens = answer.get("tokens") if isinstance(answer, Mapping) else None
+        if not isinstance(tokens, list):
+            raise EngineError(f"{self.client.label} answered /tokenize without a token list")
+        return [require_int(t, "a token id", self.client.label) for t in tokens]
+
+    def _request(
+        self,
+        prompt: Sequence[int],
+        sampling: SamplingParams,
+        stop_ids: Collection[int],
+        schema: Mapping[str, Any] | None,
+    ) -> tuple[str, dict[str, Any]]:
+        body: dict[str, Any] = {
+            "model": self.model_name,
+            "prompt": list(prompt),
+            "max_tokens": sampling.max_tokens,
+            "stream": True,
+            "stream_options": {"include_usage": True},
+            "skip_special_tokens": False,
+            "stop_token_ids": sorted(stop_ids),
+            "temperature": sampling.temperature,
+            "top_p": sampling.top_p,
+            "min_p": sampling.min_p,
+            "repetition_penalty": 1.0,
+        }
+        if sampling.top_k > 0:
+            body["top_k"] = sampling.top_k
+        if sampling.seed is not None:
+            body["seed"] = sampling.seed
+        if self.ids_via_logprobs:
+            body.update(logprobs=0, return_tokens_as_token_ids=True)
+        else:
+            body["return_token_ids"] = True
+        if schema is not None:
+            if self.ids_via_logprobs:
+                body["guided_json"] = dict(schema)
+            else:
+                body["structured_outputs"] = {"json": dict(schema)}
+        return "/v1/completions", body
+
+    def _read(self, event: Mapping[str, Any], state: StreamState) -> list[int]:
+        if "error" in event:
+            raise EngineError(f"{self.client.label} reported an error: {self.client.scrub(error_message(event))}")
+        usage = event.get("usage")
+        if isinstance(usage, Mapping):
+            details = usage.get("prompt_tokens_details")
+            cached = details.get("cached_tokens") if isinstance(details, Mapping) else None
+            if isinstance(cached, int):
+                state.cached = cached
+        choices = event.get("choices") or []
+        if not isinstance(choices, list) or not choices or not isinstance(choices[0], Mapping):
+            return []
+        choice = choices[0]
+        new = self._ids(choice)
+        state.received.extend(new)
+        finish = choice.get("finish_reason")
+        if finish == "abort":
+            raise EngineError(f"{self.client.label} aborted the request")
+        if finish is not None:
+            state.done = True
+            reason = choice.get("stop_reason")
+            if finish == "stop":
+                state.stop_token = reason if isinstance(reason, int) else tk.RETURN
+        return new
+
+    def _ids(self, choice: Mapping[str, Any]) -> list[int]:
+        label = self.client.label
+        if not self.ids_via_logprobs:
+            ids = choice.get("token_ids")
+            if ids is None:
+                if choice.get("text"):
+                    raise EngineError(f"{label} sent text without token ids; it is older than vLLM 0.10.2")
+                return []
+            if not isinstance(ids, list):
+                raise EngineError(f"{label} sent token_ids that are not a list")
+            return [require_int(t, "a token id", label) for t in ids]
+        logprobs = choice.get("logprobs")
+        names = logprobs.get("tokens") if isinstance(logprobs, Mapping) else None
+        if names is None:
+            return []
+        new: list[int] = []
+        for name in names:
+            match = _TOKEN_ID.fullmatch(str(name))
+            if match is None:
+                raise EngineError(f"{label} sent a logprob token {str(name)[:30]!r} that is not 'token_id:N'")
+            new.append(int(match.group(1)))
+        return new

@@ -1,0 +1,112 @@
+"""Start and stop a real ``llama-server`` on 127.0.0.1 for the remote-engine tests."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+STARTUP_S = 120.0
+"""Longest wait for a server to load its model (a bound, not a speed check)."""
+
+
+def free_port() -> int:
+    """Return a TCP port on 127.0.0.1 that nothing listens on right now."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+class LlamaServer:
+    """One llama-server process serving ``model`` on loopback (``stop()`` ends it)."""
+
+    def __init__(
+        self,
+        binary: Path,
+        model: Path,
+        log: Path,
+        *,
+        port: int | None = None,
+        api_key: str | None = None,
+        context: int = 4096,
+    ) -> None:
+        self.binary, self.model, self.log_path = binary, model, log
+        self.port = port or free_port()
+        self.api_key = api_key
+        self.context = context
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> LlamaServer:
+        """Launch the server and wait until ``/health`` says the model is loaded."""
+        command = [str(self.binary), "-m", str(self.model), "--host", "127.0.0.1", "--port", str(self.port)]
+        command += ["-c", str(self.context), "-np", "1", "-t", "1", "--no-warmup", "--metrics"]
+        if self.api_key:
+            command += ["--api-key", self.api_key]
+        with self.log_path.open("ab") as log:
+            self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + STARTUP_S
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"llama-server exited ({self.process.returncode}): {self.log_tail()}")
+            try:
+                if httpx.get(self.url + "/health", timeout=2.0).status_code == 200:
+                    return self
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.1)
+        self.stop()
+        raise RuntimeError(f"llama-server did not get ready in {STARTUP_S:g} s: {self.log_tail()}")
+
+    def metric(self, name: str) -> float:
+        """One counter from ``GET /metrics`` (e.g. ``tokens_predicted_total``: tokens generated so far)."""
+        headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+        text = httpx.get(self.url + "/metrics", headers=headers, timeout=10.0).text
+        for line in text.splitlines():
+            if line.startswith(f"llamacpp:{name} "):
+                return float(line.split()[1])
+        raise AssertionError(f"llama-server reports no {name}")
+
+    def slot(self) -> dict[str, Any]:
+        """The first slot's state from ``GET /slots`` (what the server is doing now)."""
+        headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+        slots = httpx.get(self.url + "/slots", headers=headers, timeout=10.0).json()
+        assert isinstance(slots, list) and isinstance(slots[0], dict)
+        return slots[0]
+
+    def wait_idle(self, limit_s: float = 60.0) -> dict[str, Any]:
+        """Poll until the slot is not processing (bounded); return its state."""
+        deadline = time.monotonic() + limit_s
+        state = self.slot()
+        while state["is_processing"] and time.monotonic() < deadline:
+            time.sleep(0.05)
+            state = self.slot()
+        return state
+
+    def kill(self) -> None:
+        """Kill the process at once (SIGKILL), as a crash would."""
+        if self.process is not None and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait(timeout=30)
+
+    def stop(self) -> None:
+        """End the process politely, then by force."""
+        if self.process is None or self.process.poll() is not None:
+            return
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            self.kill()
+
+    def log_tail(self) -> str:
+        """The last lines the server logged."""
+        try:
+            lines = self.log_path.read_text(errors="replace").splitlines()
+        except OSError:
+            return "no log"
+        return " | ".join(lines[-8:])
