@@ -73,11 +73,9 @@ class ConstrainedStream:
         if len(self._calls) <= 1:
             return self._calls[0] if self._calls else self.backend.last_stats
         first, rest = self._calls[0], self._calls[1:]
-        return GenerationStats(
-            prompt_tokens=first.prompt_tokens,
-            prompt_tokens_evaluated=first.prompt_tokens_evaluated,
+        return replace(  # the prompt figures are the first call's; the rest continue the answer
+            first,
             generated_tokens=sum(call.generated_tokens for call in self._calls),
-            ttft_s=first.ttft_s,
             decode_s=first.decode_s + sum(call.ttft_s + call.decode_s for call in rest),
         )
 

@@ -159,11 +159,10 @@ def test_tool_call_and_constrained_arguments(pocket_server: LlamaServer, encodin
         (None, city),  # the model's own choice
         ({"type": "object", "properties": {"location": {"enum": ["Tokyo"]}}, "required": ["location"]}, "Tokyo"),
     ):
-        if schema is not None:
-            backend.constrain_tool_arguments({"get_weather": schema})  # llama-server's json_schema grammar
+        schemas = {"functions.get_weather": schema} if schema is not None else {}  # llama-server's json_schema
         session = ChatSession(encoding, functions=[WEATHER_TOOL], start_date=POCKET_DATE)
         session.add_user(f"What's the weather in {city}?")
-        stats = list(run_turn(session, backend, TurnOptions(sampling=GREEDY)))[-1]
+        stats = list(run_turn(session, backend, TurnOptions(sampling=GREEDY, tool_schemas=schemas)))[-1]
         call = session.pending_tool_call()
         assert isinstance(stats, TurnStats) and stats.reason is StopReason.CALL and call is not None
         assert call.recipient == "functions.get_weather"

@@ -18,7 +18,7 @@ from harmony_chat.backends.base import SamplingParams
 from harmony_chat.backends.remote import RemoteBackend, SglangBackend, VllmBackend, create_remote_backend
 from harmony_chat.errors import EngineAuthError, EngineError, EngineStreamError, EngineTimeoutError, ModelError
 from harmony_chat.harmony import tokens as tk
-from harmony_chat.harmony.events import StopReason
+from harmony_chat.harmony.events import RawToken, StopReason
 from harmony_chat.harmony.session import ChatSession
 from harmony_chat.harmony.turn import TurnOptions, TurnStats, run_turn
 from tests.support.fake_engine import FakeEngine, load_fixture
@@ -141,9 +141,12 @@ def test_constrained_tool_arguments_use_the_engine_grammar(serve: Any, encoding:
     fake = serve(engine, ["tool_call", "tool_arguments"])
     backend = connect(fake)
     schema = {"type": "object", "properties": {"location": {"enum": ["Tokyo"]}}, "required": ["location"]}
-    backend.constrain_tool_arguments({"get_weather": schema})
-    tokens = prompt(encoding)
-    generated = generate(backend, tokens)
+    session = ChatSession(encoding)
+    session.add_user("Hi")
+    tokens = session.render().tokens
+    options = TurnOptions(sampling=SAMPLING, tool_schemas={"functions.get_weather": schema})
+    events = list(run_turn(session, backend, options))  # the turn switches the engine's grammar on mid-answer
+    generated = [event.token_id for event in events if isinstance(event, RawToken)]
     assert encoding.decode(generated).endswith('<|constrain|>json<|message|>{"location": "Tokyo"}<|call|>')
     first, second = (r.body for r in fake.generate_requests())
     header = generated[: generated.index(tk.MESSAGE, generated.index(tk.CONSTRAIN)) + 1]
@@ -156,7 +159,8 @@ def test_constrained_tool_arguments_use_the_engine_grammar(serve: Any, encoding:
         assert second["input_ids"] == tokens + header
     # the first request's cache figure, never the continuation's: SGLang sends it with every event; vLLM
     # only at the end, which the abandoned first request never reaches, so it stays unreported
-    assert backend.last_stats.prompt_tokens_cached == (64 if engine == "sglang" else None)
+    stats = events[-1]
+    assert isinstance(stats, TurnStats) and stats.stats.prompt_tokens_cached == (64 if engine == "sglang" else None)
 
 
 @pytest.mark.parametrize("engine", ENGINES)
