@@ -28,6 +28,7 @@ from pydantic_settings import (
 from tomlkit.exceptions import TOMLKitError
 
 from harmony_chat.config_errors import ConfigError, explain
+from harmony_chat.config_tools import McpSettings, ToolsSettings
 from harmony_chat.locations import bundled_theme_dir, config_dir, user_theme_dir
 
 ENV_PREFIX = "HARMONY_CHAT_"
@@ -48,7 +49,7 @@ BINDING_IDS = (
 """The ids ``[keymap]`` can remap (the same as the app's bindings; a test keeps them in step)."""
 DEFAULT_THEME = "harmony-dark"
 
-__all__ = ["ConfigError", "Settings", "config_file", "load_settings", "save_ui_value"]
+__all__ = ["ConfigError", "Settings", "config_file", "load_settings", "save_config_value", "save_ui_value"]
 
 
 def theme_names() -> set[str]:
@@ -112,6 +113,14 @@ class ModelSettings(_Section):
     """Most tokens an answer may take (less when the context has less room)."""
     seed: int | None = None
     """Sampling seed, for repeatable answers."""
+    url: str | None = None
+    """A serving engine running gpt-oss (llama-server, vLLM, SGLang), e.g. ``http://127.0.0.1:8080``, instead of a GGUF."""
+    engine: Literal["llama-server", "vllm", "sglang"] | None = None
+    """The engine at ``url`` (default: found out by asking it)."""
+    api_key: str | None = None
+    """The engine's API key, sent as a Bearer token (better: the ``HARMONY_CHAT_API_KEY`` variable)."""
+    served_model: str | None = None
+    """The model name the engine serves, where it needs one (vLLM, SGLang)."""
 
 
 class ChatSettings(_Section):
@@ -186,6 +195,10 @@ class Settings(BaseSettings):
     """``[ui]``"""
     history: HistorySettings = Field(default_factory=HistorySettings)
     """``[history]``"""
+    tools: ToolsSettings = Field(default_factory=ToolsSettings)
+    """``[tools]``"""
+    mcp: McpSettings = Field(default_factory=McpSettings)
+    """``[mcp]``"""
     keymap: dict[BindingId, str] = Field(default_factory=dict)
     """Binding id = keys, e.g. ``cycle-effort = "ctrl+e"``."""
     _path: Path | None = PrivateAttr(default=None)
@@ -246,16 +259,26 @@ def save_ui_value(path: Path, key: str, value: str) -> None:
         ConfigError: when the file is not valid TOML or its ``ui`` is not a table.
         OSError: when the file cannot be written.
     """
+    save_config_value(path, "ui", key, value)
+
+
+def save_config_value(path: Path, section: str, key: str, value: object) -> None:
+    """Set ``key = value`` in ``[section]`` of the config file, keeping everything else, comments included.
+
+    Raises:
+        ConfigError: when the file is not valid TOML or ``section`` is not a table.
+        OSError: when the file cannot be written.
+    """
     text = path.read_text(encoding="utf-8") if path.exists() else ""
     try:
         document = tomlkit.parse(text)
-        ui = document.get("ui")
-        if ui is None:
-            document.add("ui", tomlkit.table())
-            ui = document["ui"]
-        if not isinstance(ui, dict):
-            raise ConfigError(f"config file {path}: ui must be a table")
-        ui[key] = value
+        table = document.get(section)
+        if table is None:
+            document.add(section, tomlkit.table())
+            table = document[section]
+        if not isinstance(table, dict):
+            raise ConfigError(f"config file {path}: {section} must be a table")
+        table[key] = value
     except TOMLKitError as error:
         raise ConfigError(f"config file {path}: {error}") from error
     path.parent.mkdir(parents=True, exist_ok=True)

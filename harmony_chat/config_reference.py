@@ -33,6 +33,10 @@ def _type_name(annotation: object) -> str:
         return _type_name(kept[0]) if len(kept) == 1 else " or ".join(_type_name(arg) for arg in kept)
     if typing.get_origin(annotation) is typing.Annotated:
         return _type_name(args[0])
+    if typing.get_origin(annotation) is list:
+        return f"list of {_type_name(args[0])}"
+    if typing.get_origin(annotation) is dict:
+        return "tables"
     return _TYPE_NAMES.get(annotation, str(annotation)) if isinstance(annotation, type) else str(annotation)
 
 
@@ -42,6 +46,8 @@ def _default(field: FieldInfo) -> str:
         return "not set"
     if isinstance(value, bool):
         return f"`{str(value).lower()}`"
+    if value == [] or value == {}:
+        return "none"
     return f'`"{value}"`' if isinstance(value, str) else f"`{value}`"
 
 
@@ -54,6 +60,10 @@ def _escape(text: str) -> str:
     return " ".join(text.split()).replace("``", "`").replace("|", "\\|")
 
 
+def _is_section(annotation: object) -> bool:
+    return isinstance(annotation, type) and issubclass(annotation, BaseModel)
+
+
 def _section(name: str, model: type[BaseModel]) -> list[str]:
     summary = (model.__doc__ or "").split(":", 1)[-1].strip()
     lines = [
@@ -62,13 +72,18 @@ def _section(name: str, model: type[BaseModel]) -> list[str]:
         "| key | takes | default | what it sets | environment variable |",
         "|---|---|---|---|---|",
     ]
+    nested: list[str] = []
     for key, field in model.model_fields.items():
-        variable = f"`{ENV_PREFIX}{name.upper()}__{key.upper()}`"
+        key = field.alias or key
+        if _is_section(field.annotation):
+            nested += _section(f"{name}.{key}", field.annotation)  # type: ignore[arg-type]
+            continue
+        variable = f"`{ENV_PREFIX}{name.upper().replace('.', '__')}__{key.upper()}`"
         what = _escape(field.description or "")
         lines.append(
             f"| `{key}` | {_type_name(field.annotation)}{_limits(field)} | {_default(field)} | {what} | {variable} |"
         )
-    return [*lines, ""]
+    return [*lines, "", *nested]
 
 
 def render_reference() -> str:

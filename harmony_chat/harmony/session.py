@@ -26,6 +26,7 @@ from openai_harmony import (
     Role,
     SystemContent,
     ToolDescription,
+    ToolNamespaceConfig,
 )
 from pydantic import ValidationError
 
@@ -37,6 +38,9 @@ OverflowPolicy = Literal["evict", "refuse"]
 
 _EFFORT_TO_HARMONY = {"low": ReasoningEffort.LOW, "medium": ReasoningEffort.MEDIUM, "high": ReasoningEffort.HIGH}
 _NO_DROP = RenderConversationConfig(auto_drop_analysis=False)
+_BUILTIN_TOOLS = {"browser": ToolNamespaceConfig.browser, "python": ToolNamespaceConfig.python}
+BUILTIN_TOOLS = tuple(_BUILTIN_TOOLS)
+"""The built-in tools gpt-oss is trained on, declared in the system message rather than as functions."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,6 +112,7 @@ class ChatSession:
         effort: the reasoning effort of the next turn.
         instructions: the user's instructions (the developer message).
         functions: function tools, announced in the developer message.
+        builtin: gpt-oss's built-in tools to declare in the system message (``browser``, ``python``).
         response_formats: structured-output formats, announced in the developer message.
         start_date: the conversation date; pinned (default: today) so the prefix stays stable.
         context_size: the model's context in tokens; None disables the budget.
@@ -121,6 +126,7 @@ class ChatSession:
         effort: Effort = "medium",
         instructions: str | None = None,
         functions: Iterable[ToolDescription] = (),
+        builtin: Iterable[str] = (),
         response_formats: Iterable[ResponseFormat] = (),
         start_date: str | None = None,
         context_size: int | None = None,
@@ -130,6 +136,7 @@ class ChatSession:
         self.effort: Effort = effort
         self.instructions = instructions
         self.functions = list(functions)
+        self.builtin = sorted(set(builtin))
         self.response_formats = list(response_formats)
         self.start_date = start_date or dt.date.today().isoformat()
         self.context_size = context_size
@@ -152,6 +159,8 @@ class ChatSession:
             .with_reasoning_effort(_EFFORT_TO_HARMONY[effort or self.effort])
             .with_conversation_start_date(self.start_date)
         )
+        for name in self.builtin:
+            content = content.with_tools(_BUILTIN_TOOLS[name]())
         return Message.from_role_and_content(Role.SYSTEM, content)
 
     def developer_message(self) -> Message | None:
@@ -318,6 +327,7 @@ class ChatSession:
                 settings["start_date"] = content.conversation_start_date
                 if content.reasoning_effort is not None:
                     settings["effort"] = parse_effort(content.reasoning_effort.value)
+                settings["builtin"] = [name for name in (content.tools or {}) if name in _BUILTIN_TOOLS]
             elif message.author.role == Role.DEVELOPER and isinstance(content, DeveloperContent):
                 settings["instructions"] = content.instructions
                 namespace = (content.tools or {}).get("functions")

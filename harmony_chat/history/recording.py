@@ -25,6 +25,7 @@ def session_settings(session: ChatSession) -> dict[str, Any]:
         "instructions": session.instructions,
         "functions": [tool.model_dump() for tool in session.functions],
         "start_date": session.start_date,
+        "builtin": list(session.builtin),
     }
 
 
@@ -40,6 +41,7 @@ def resume_session(encoding: HarmonyEncoding, stored: StoredConversation, contex
         instructions=settings.get("instructions"),
         functions=stored.functions,
         start_date=settings.get("start_date"),
+        builtin=settings.get("builtin", []),
         context_size=context_size,
     )
     session.history = list(stored.messages)

@@ -267,3 +267,17 @@ def test_tool_result_author_and_channel(encoding: HarmonyEncoding) -> None:
     message = session.history[-1]
     assert message.author == Author.new(Role.TOOL, "browser.search")
     assert (message.recipient, message.channel) == ("assistant", "commentary")
+
+
+def test_builtin_tools_are_declared_in_the_system_message_and_survive_a_round_trip(
+    encoding: HarmonyEncoding, tmp_path: Path
+) -> None:
+    session = ChatSession(encoding, builtin=["python", "browser"], start_date="2025-01-01")
+    session.add_user("hi")
+    text = encoding.decode(session.render().tokens)
+    system = text.split("<|end|>", 1)[0]
+    assert "## browser" in system and "## python" in system and "namespace browser" in system
+    assert "## python" not in encoding.decode(ChatSession(encoding).render_messages([]))
+    path = tmp_path / "c.json"
+    session.save(path)
+    assert ChatSession.load(encoding, path).builtin == ["browser", "python"]

@@ -1,0 +1,200 @@
+"""The one factory: options in, a backend, tools and a conversation out (for every entry point).
+
+Building may be slow (a download, MCP servers, loading weights): call these from a worker
+thread or a command, never from a UI thread.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from harmony_chat.backends.base import ModelBackend, ModelInfo
+from harmony_chat.chat.approval import ApprovalPolicy, Approver
+from harmony_chat.chat.options import ChatOptions
+from harmony_chat.errors import HarmonyChatError
+
+if TYPE_CHECKING:
+    from openai_harmony import HarmonyEncoding
+
+    from harmony_chat.chat.conversation import ChatConversation
+    from harmony_chat.chat.tool_calls import ToolRunner
+    from harmony_chat.history.store import HistoryStore
+    from harmony_chat.tools.base import ToolProvider
+    from harmony_chat.tools.mcp_client import McpToolbox
+    from harmony_chat.tools.mcp_config import McpServerConfig
+
+
+class UsageProblem(HarmonyChatError):
+    """Options that do not make sense together."""
+
+    exit_code = 2
+
+
+def create_backend(options: ChatOptions) -> tuple[ModelBackend, Path | None]:
+    """Build (not load) the backend the options name; return it with the GGUF path, if any.
+
+    Raises:
+        HarmonyChatError: when the model cannot be found or downloaded, or options clash.
+    """
+    from harmony_chat.backends.replay import RecordingBackend
+
+    backend, path = _model_backend(options)
+    if options.record is not None:
+        backend = RecordingBackend(backend, options.record)
+    return backend, path
+
+
+def _model_backend(options: ChatOptions) -> tuple[ModelBackend, Path | None]:
+    from harmony_chat.backends.replay import ReplayBackend
+
+    sources = [name for name in ("model", "hf_repo", "replay", "url") if getattr(options, name)]
+    if len(sources) > 1 or (sources and (options.demo or options.replay_demo)):
+        given = ", ".join(f"--{name.replace('_', '-')}" for name in sources)
+        extra = " and --demo" if options.demo else " and --replay-demo" if options.replay_demo else ""
+        raise UsageProblem(f"give one model source, not {given}{extra}")
+    if options.replay_demo or options.replay:
+        from harmony_chat.demo import choose_demo_turn, demo_recording
+
+        path = options.replay or demo_recording()
+        name = "demo (replay)" if options.replay_demo else f"replay: {path.name}"
+        chooser = choose_demo_turn if options.replay_demo else None
+        replay = ReplayBackend(
+            path, delay_s=options.replay_delay, context_size=options.context, name=name, chooser=chooser
+        )
+        return replay, None
+    if options.url:
+        from harmony_chat.backends.remote import create_remote_backend
+
+        remote = create_remote_backend(
+            options.url, engine=options.engine, api_key=options.api_key, model_name=options.served_model
+        )
+        return remote, None
+    from harmony_chat.backends.llama_cpp import LlamaCppBackend
+    from harmony_chat.backends.sources import resolve_model
+
+    if options.uses_pocket:
+        from harmony_chat.pocket import pocket_model_path
+
+        path = pocket_model_path()
+        return LlamaCppBackend(path, context_size=options.context, threads=options.threads), path
+    model_path = resolve_model(options.model, options.hf_repo, options.hf_file)
+    assert model_path is not None
+    backend = LlamaCppBackend(
+        model_path, context_size=options.context, gpu_layers=options.gpu_layers, threads=options.threads
+    )
+    return backend, model_path
+
+
+@dataclass(slots=True)
+class LoadedModel:
+    """A loaded backend, what it is, and the harmony encoding that goes with it."""
+
+    backend: ModelBackend
+    info: ModelInfo
+    encoding: HarmonyEncoding
+    path: Path | None
+
+
+def load_model(options: ChatOptions, progress: Callable[[str], None] = lambda step: None) -> LoadedModel:
+    """Create and load the backend and the harmony vocabulary (slow: a worker thread or a command).
+
+    Raises:
+        HarmonyChatError: with one line saying what went wrong.
+    """
+    from harmony_chat.harmony.vocab import load_encoding
+
+    progress("finding the model" + (" (downloading from Hugging Face)" if options.hf_repo else ""))
+    backend, path = create_backend(options)
+    progress("loading the harmony vocabulary")
+    encoding = load_encoding(path)
+    progress("loading weights and checking the tokenizer")
+    try:
+        info = backend.load()
+    except BaseException:
+        backend.close()
+        raise
+    return LoadedModel(backend, info, encoding, path)
+
+
+def mcp_servers(options: ChatOptions) -> dict[str, McpServerConfig]:
+    """Every configured MCP server: the config file's tables, then the imported JSON files'.
+
+    Raises:
+        McpConfigError: when an imported file cannot be read.
+    """
+    from harmony_chat.tools.mcp_config import load_mcp_json
+
+    servers: dict[str, McpServerConfig] = {}
+    base = options.config_path.parent if options.config_path else None
+    for name, server in options.mcp_servers.items():
+        if server.cwd and base is not None and not Path(server.cwd).expanduser().is_absolute():
+            server = server.model_copy(update={"cwd": str(base / server.cwd)})
+        servers[name] = server
+    for path in options.mcp_files:
+        servers.update(load_mcp_json(path))
+    return servers
+
+
+def start_tools(options: ChatOptions, on_notice: Callable[[str], None] | None = None) -> list[ToolProvider]:
+    """Start the configured tool providers (MCP servers connect in the background).
+
+    Raises:
+        McpConfigError: when an imported MCP file cannot be read.
+    """
+    providers: list[ToolProvider] = []
+    servers = mcp_servers(options)
+    if servers:
+        from harmony_chat.tools.mcp_client import McpToolbox
+
+        toolbox: McpToolbox = McpToolbox(servers, on_notice=on_notice)
+        toolbox.start()
+        providers.append(toolbox)
+    return providers
+
+
+def tool_runner(options: ChatOptions, providers: list[ToolProvider], approver: Approver | None) -> ToolRunner:
+    """The tool runner for ``providers`` under the options' approval mode."""
+    from harmony_chat.chat.tool_calls import ToolRunner
+    from harmony_chat.chat.toolset import ToolSet
+
+    policy = ApprovalPolicy.from_config(options.approve, options.always)
+    return ToolRunner(ToolSet(providers), policy, approver, options.tool_timeout)
+
+
+def create_conversation(
+    options: ChatOptions,
+    model: LoadedModel,
+    *,
+    store: HistoryStore | None = None,
+    tools: ToolRunner | None = None,
+    raw_tokens: bool = True,
+) -> ChatConversation:
+    """A new conversation on ``model`` with the options' chat settings."""
+    from harmony_chat.chat.conversation import ChatConversation
+    from harmony_chat.harmony.session import ChatSession
+
+    date = options.start_date
+    if options.uses_pocket and date is None:
+        from harmony_chat.pocket import POCKET_DATE
+
+        date = POCKET_DATE
+    session = ChatSession(
+        model.encoding,
+        effort=options.effort,
+        instructions=options.instructions,
+        context_size=model.info.context_size,
+        start_date=date,
+    )
+    return ChatConversation(
+        session,
+        model.backend,
+        model_name=model.info.name,
+        store=store,
+        tools=tools,
+        sampling=options.sampling,
+        max_steps=options.max_steps,
+        raw_tokens=raw_tokens,
+    )

@@ -1,0 +1,59 @@
+"""The config file's tool sections: ``[tools]``, ``[tools.browser]`` and ``[mcp]``. No UI imports.
+
+They are part of :class:`harmony_chat.config.Settings`; like every section, each field's docstring
+is its documentation in the README's generated config reference.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from harmony_chat.tools.mcp_config import McpServerConfig
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True, validate_default=False)
+
+
+class BrowserSettings(_Section):
+    """``[tools.browser]``: where the built-in browser searches and what it may open."""
+
+    provider: Literal["searxng", "exa", "you"] = "searxng"
+    """Search provider: a SearXNG instance (``url``, no key), Exa (``EXA_API_KEY``) or You.com (``YDC_API_KEY``)."""
+    url: str | None = None
+    """The SearXNG instance, e.g. ``http://127.0.0.1:8888``."""
+    allow_private: bool = False
+    """Let the browser open loopback and private-network addresses (off: only public hosts)."""
+
+
+class ToolsSettings(_Section):
+    """``[tools]``: running the model's tool calls, and with whose approval."""
+
+    approve: Literal["ask", "all", "none"] = "ask"
+    """``ask`` before every call, run ``all`` without asking, or run ``none`` (the model is told it was declined)."""
+    always: list[str] = Field(default_factory=list)
+    """Tools that run without asking, as ``server.tool`` (the approval dialog's "always, saved" adds to it)."""
+    max_steps: int = Field(default=8, ge=1)
+    """Generation calls per turn at most; each tool result starts one more."""
+    timeout: float = Field(default=60.0, ge=1.0)
+    """Seconds a function tool (MCP) may run before it is stopped."""
+    builtin: list[Literal["python", "browser"]] = Field(default_factory=list)
+    """gpt-oss's built-in tools to turn on: ``python`` (a contained Jupyter kernel), ``browser`` (search and read)."""
+    python_timeout: float = Field(default=120.0, ge=1.0)
+    """Seconds one ``python`` call may run."""
+    browser: BrowserSettings = Field(default_factory=BrowserSettings)
+    """``[tools.browser]``"""
+
+
+class McpSettings(_Section):
+    """``[mcp]``: MCP servers whose tools the model may call."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True, validate_default=False, populate_by_name=True)
+
+    import_file: str | None = Field(default=None, alias="import")
+    """A JSON file in other MCP clients' ``{"mcpServers": {...}}`` form to read servers from (as ``import``)."""
+    servers: dict[str, McpServerConfig] = Field(default_factory=dict)
+    """Servers as ``[mcp.servers.NAME]`` tables: ``command``, ``args``, ``env``, ``cwd`` (stdio) or ``url``,
+    ``headers`` (streamable HTTP), and ``enabled``."""
