@@ -114,7 +114,7 @@ class ModelSettings(_Section):
     seed: int | None = None
     """Sampling seed, for repeatable answers."""
     url: str | None = None
-    """A serving engine running gpt-oss (llama-server, vLLM, SGLang), e.g. ``http://127.0.0.1:8080``, instead of a GGUF."""
+    """A serving engine running gpt-oss (llama-server, vLLM, SGLang) instead of a GGUF: ``http://HOST:PORT``."""
     engine: Literal["llama-server", "vllm", "sglang"] | None = None
     """The engine at ``url`` (default: found out by asking it)."""
     api_key: str | None = None

@@ -50,7 +50,9 @@ class ToolsSettings(_Section):
 class McpSettings(_Section):
     """``[mcp]``: MCP servers whose tools the model may call."""
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True, validate_default=False, populate_by_name=True)
+    model_config = ConfigDict(
+        extra="forbid", use_attribute_docstrings=True, validate_default=False, populate_by_name=True
+    )
 
     import_file: str | None = Field(default=None, alias="import")
     """A JSON file in other MCP clients' ``{"mcpServers": {...}}`` form to read servers from (as ``import``)."""

@@ -86,9 +86,7 @@ class ChatOptions:
         """Whether any tool is configured (MCP servers or built-ins)."""
         return bool(self.mcp_servers or self.mcp_files or self.builtin)
 
-    def choose_model(
-        self, *, path: Path | None = None, demo: bool = False, replay_demo: bool = False
-    ) -> None:
+    def choose_model(self, *, path: Path | None = None, demo: bool = False, replay_demo: bool = False) -> None:
         """Switch to another model source (the app's model switch): exactly one source stays set."""
         self.model, self.hf_repo, self.hf_file, self.replay, self.url = path, None, None, None, None
         self.demo, self.replay_demo = demo, replay_demo
@@ -133,12 +131,12 @@ class ChatOptions:
         given = {key: value for key, value in overrides.items() if value is not None and value is not False}
         if any(key in given for key in MODEL_SOURCES):
             options.choose_model()
-        extra_files = given.pop("mcp_files", [])
-        builtin = given.pop("builtin", [])
+        extra_files = list(given.pop("mcp_files", []))  # type: ignore[call-overload]
+        builtin: list[str] = list(given.pop("builtin", []))  # type: ignore[call-overload]
         for key, value in given.items():
             if not hasattr(options, key):
                 raise TypeError(f"ChatOptions has no option {key!r}")
             setattr(options, key, value)
-        options.mcp_files += list(extra_files)  # type: ignore[call-overload]
-        options.builtin = sorted(set(options.builtin) | set(builtin))  # type: ignore[arg-type]
+        options.mcp_files += extra_files
+        options.builtin = sorted(set(options.builtin) | set(builtin))
         return options

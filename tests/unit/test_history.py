@@ -65,6 +65,7 @@ def test_every_field_round_trips(chat: tuple[HistoryStore, int, ChatSession]) ->
         "instructions": "Be kind.",
         "functions": [TOOL.model_dump()],
         "start_date": "2026-01-02",
+        "builtin": [],
     }
     assert stored.functions == [TOOL]
     kept = [m for m in session.history if m.channel != "analysis"]
