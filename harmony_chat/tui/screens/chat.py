@@ -184,7 +184,7 @@ class ChatScreen(ConversationEdits):
     def on_model_failed(self, message: ModelFailed) -> None:
         """Show why the model did not load, with the way forward."""
         self.status.model, self.status.state = "no model", "error"
-        self._find_models(f"**Could not load the model:** {message.error}")
+        self._find_models(message.error)
 
     @on(WelcomePanel.StartDemo)
     def start_demo(self, message: WelcomePanel.StartDemo) -> None:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from textual.content import Content
 from textual.reactive import reactive
 from textual.widgets import Static
+
+from harmony_chat.tui.literal import literal
 
 
 def _short(count: int) -> str:
@@ -25,8 +28,8 @@ class StatusBar(Static):
     state = reactive("idle")
     debug = reactive(False)
 
-    def render(self) -> str:
-        """Compose the line."""
+    def render(self) -> Content:
+        """Compose the line (the model's name comes from its file: shown as text)."""
         parts = [self.model]
         if self.device:
             parts.append(self.device)
@@ -38,4 +41,4 @@ class StatusBar(Static):
         if self.debug:
             parts.append("DEBUG")
         parts.append(self.state)
-        return " · ".join(parts)
+        return literal(" · ".join(parts))
