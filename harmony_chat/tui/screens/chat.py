@@ -199,23 +199,24 @@ class ChatScreen(ConversationEdits):
     # -- sending and generating ---------------------------------------------------------------
 
     async def on_prompt_input_submitted(self, message: PromptInput.Submitted) -> None:
-        """Send a message, or run a slash command; never lose what was typed."""
+        """Send a message, or run a slash command; what cannot be sent goes back into the prompt."""
         try:
             command = parse_slash(message.text)
         except SlashError as error:
+            self.prompt.give_back(message.text)
             self.notify(str(error), severity="error")
             return
         if command is not None:
-            self.prompt.clear()
             await self.chat_app.run_slash(command)
             return
         if self.generating:
+            self.prompt.give_back(message.text)
             self.notify("Still answering: press escape to stop first.", severity="warning")
             return
         if self.session is None or self.backend is None:
+            self.prompt.give_back(message.text)
             self.notify("No model is loaded yet.", severity="warning")
             return
-        self.prompt.clear()
         self.session.add_user(message.text)
         if self.link is None and self.chat_app.history is not None:
             from harmony_chat.history.link import ConversationLink
@@ -304,8 +305,8 @@ class ChatScreen(ConversationEdits):
         if message.error and turn is not None and message.turn_id == turn.turn_id:
             if message.no_output and self.session is not None and self.exchanges:
                 text = self._drop_last_exchange(keep_user=False)
-                if text is not None and not self.prompt.text.strip():
-                    self.prompt.text = text
+                if text is not None:
+                    self.prompt.give_back(text)
                 self.notify(message.error, title="Not sent", severity="error", timeout=8)
             else:
                 await turn.show_error(message.error)

@@ -142,7 +142,7 @@ class ConversationEdits(Screen[None]):
             return
         text = self._drop_last_exchange(keep_user=False)
         if text is not None:
-            self.prompt.text = text
+            self.prompt.give_back(text)
             self.prompt.focus()
 
     def last_answer(self) -> str:
