@@ -264,9 +264,18 @@ class ChatScreen(ConversationEdits):
         turn_id: int,
         recorder: TurnRecorder | None,
     ) -> None:
+        from textual.worker import get_current_worker
+
         from harmony_chat.tui.generation import run_generation
 
-        run_generation(session, backend, options, turn_id, self._stop.is_set, self.post_message, recorder)
+        worker = get_current_worker()
+
+        def should_stop() -> bool:
+            # Textual cancels every worker when the app exits (ctrl+q): stop within a token, so the
+            # process ends at once and the history records the partial answer as stopped.
+            return self._stop.is_set() or worker.is_cancelled
+
+        run_generation(session, backend, options, turn_id, should_stop, self.post_message, recorder)
 
     async def on_turn_events(self, message: TurnEvents) -> None:
         """Render a batch of events of the current turn, then let the worker send the next one."""
