@@ -20,6 +20,7 @@ from harmony_chat.harmony.turn import PromptReady, TurnOptions, TurnStats, prefi
 from harmony_chat.pocket import POCKET_DATE
 from harmony_chat.tui.bindings import SCREEN_KEYS
 from harmony_chat.tui.messages import ModelFailed, ModelLoading, ModelReady, ModelsFound, TurnDone, TurnEvents
+from harmony_chat.tui.render_caches import release_removed_widgets
 from harmony_chat.tui.screens.edits import ConversationEdits
 from harmony_chat.tui.slash import SlashError, parse_slash
 from harmony_chat.tui.widgets.inspector import TokenInspector
@@ -86,6 +87,11 @@ class ChatScreen(ConversationEdits):
     def status(self) -> StatusBar:
         """The status bar."""
         return self.query_one(StatusBar)
+
+    @property
+    def effort_shown(self) -> Effort:
+        """The effort the status bar shows: the one the next turn runs at."""
+        return parse_effort(self.status.effort)
 
     @property
     def inspector(self) -> TokenInspector:
@@ -373,6 +379,7 @@ class ChatScreen(ConversationEdits):
             self._stop.set()
             await self.workers.wait_for_complete()
         await self.log_view.remove_children()
+        release_removed_widgets(self.log_view)
         self.exchanges.clear()
         self.current_turn = None
         self.inspector.clear()
