@@ -160,8 +160,12 @@ class HarmonyChatApp(App[None]):
         self.launch.model, self.launch.hf_repo, self.launch.hf_file = path, None, None
         self.launch.replay, self.launch.demo, self.launch.replay_demo = None, demo, replay_demo
         chat.session = None
-        self.call_later(chat.action_new_chat)
-        chat.load()
+
+        async def restart() -> None:
+            await chat.action_new_chat()  # clears the old chat and any error panel first
+            chat.load()
+
+        self.call_later(restart)
 
     async def run_slash(self, command: SlashCommand) -> None:
         """Carry out a slash command typed in the prompt."""

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, cast
 from textual import on, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, VerticalScroll
+from textual.message import Message
 from textual.widget import Widget
 
 from harmony_chat.backends.base import ModelBackend
@@ -64,6 +65,8 @@ class ChatScreen(ConversationEdits):
         """The stored conversation this chat writes to (None when history is off)."""
         self.turn_done_at = 0.0
         """``time.monotonic()`` when the last turn finished rendering."""
+        self.load_id = 0
+        """Counts model loads; what an earlier load or its welcome panel reports late is ignored."""
 
     @property
     def chat_app(self) -> HarmonyChatApp:
@@ -112,34 +115,41 @@ class ChatScreen(ConversationEdits):
         if self.chat_app.start_in_debug:
             self.action_toggle_debug()
         self.call_after_refresh(self.load)
-        if launch.uses_pocket:
-            self._find_models()
 
     # -- model loading --------------------------------------------------------------------
 
     def load(self) -> None:
-        """Load the configured model in a worker thread."""
+        """Load the configured model in a worker thread (beside the welcome panel for the pocket model)."""
+        self.load_id += 1
         self.status.state = "loading"
         self.status.model = "loading model…"
-        self._load_worker()
+        self._load_worker(self.load_id)
+        if self.chat_app.launch.uses_pocket:
+            self._find_models(None, self.load_id)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="load", description="Loading the model")
-    def _load_worker(self) -> None:
+    def _load_worker(self, load_id: int) -> None:
         from harmony_chat.tui.generation import load_model
+
+        def post(message: Message) -> bool:
+            # A load the user has moved on from (another model picked meanwhile) reports nothing.
+            return load_id == self.load_id and self.post_message(message)
 
         previous, self.backend = self.backend, None
         if previous is not None:
             previous.close()
-        self.backend = load_model(self.chat_app.launch, self.post_message, self.chat_app.backend_factory)
+        self.backend = load_model(self.chat_app.launch, post, self.chat_app.backend_factory)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="discover", description="Finding models")
-    def _find_models(self, notice: str | None = None) -> None:
+    def _find_models(self, notice: str | None, load_id: int) -> None:
         from harmony_chat.models import find_models
 
-        self.post_message(ModelsFound(find_models(), notice))
+        self.post_message(ModelsFound(find_models(), notice, load_id))
 
     async def on_models_found(self, message: ModelsFound) -> None:
-        """Show the welcome panel with what was found."""
+        """Show the welcome panel with what was found (unless another model was chosen since)."""
+        if message.load_id != self.load_id:
+            return
         for old in self.query(WelcomePanel):
             await old.remove()
         pocket = self.chat_app.launch.uses_pocket and message.notice is None
@@ -190,7 +200,7 @@ class ChatScreen(ConversationEdits):
     def on_model_failed(self, message: ModelFailed) -> None:
         """Show why the model did not load, with the way forward."""
         self.status.model, self.status.state = "no model", "error"
-        self._find_models(message.error)
+        self._find_models(message.error, self.load_id)
 
     @on(WelcomePanel.StartDemo)
     def start_demo(self, message: WelcomePanel.StartDemo) -> None:

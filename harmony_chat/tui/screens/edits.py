@@ -152,8 +152,8 @@ class ConversationEdits(Screen[None]):
             self.prompt.focus()
 
     def last_answer(self) -> str:
-        """The last final answer's Markdown ('' if none)."""
-        turns = [turn for turn in self.query(AssistantTurn) if turn.final_text]
+        """The last turn's final answer ('' if it has none, as when it was stopped before answering)."""
+        turns = list(self.query(AssistantTurn))
         return turns[-1].final_text if turns else ""
 
     def copy_answer(self, code_block: int | None = None) -> None:
@@ -166,7 +166,7 @@ class ConversationEdits(Screen[None]):
                 return
             answer = blocks[code_block - 1 if code_block else -1]
         if not answer:
-            self.notify("No answer to copy yet.", severity="warning")
+            self.notify("The last turn has no answer to copy.", severity="warning")
             return
         self.app.copy_to_clipboard(answer)
         self.notify("Copied to the clipboard.")
