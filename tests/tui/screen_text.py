@@ -7,8 +7,8 @@ from textual.widget import Widget
 
 
 def shown(widget: Widget) -> str:
-    """The characters ``widget`` itself draws (not its children), lines joined, padding removed."""
-    lines = widget.render_lines(Region(0, 0, *widget.region.size))
+    """The characters ``widget`` draws inside its border (not its children), lines joined, padding removed."""
+    lines = widget.render_lines(Region(0, 0, *widget.region.size).shrink(widget.styles.gutter))
     return "\n".join("".join(segment.text for segment in strip).strip() for strip in lines).strip("\n")
 
 

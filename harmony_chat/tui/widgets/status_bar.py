@@ -41,4 +41,4 @@ class StatusBar(Static):
         if self.debug:
             parts.append("DEBUG")
         parts.append(self.state)
-        return literal(" · ".join(parts))
+        return literal(" · ".join(parts).replace("\n", " "))  # one line, whatever a model's name holds
