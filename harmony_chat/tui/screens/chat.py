@@ -6,12 +6,11 @@ import sqlite3
 import threading
 import time
 from collections import deque
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
-from textual import on, work
+from textual import work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, VerticalScroll
-from textual.message import Message
 from textual.widget import Widget
 
 from harmony_chat.backends.base import ModelBackend
@@ -20,9 +19,10 @@ from harmony_chat.harmony.effort import Effort, next_effort, parse_effort
 from harmony_chat.harmony.turn import PromptReady, TurnOptions, TurnStats, prefill_next_turn
 from harmony_chat.pocket import POCKET_DATE
 from harmony_chat.tui.bindings import SCREEN_KEYS
-from harmony_chat.tui.messages import ModelFailed, ModelLoading, ModelReady, ModelsFound, TurnDone, TurnEvents
+from harmony_chat.tui.messages import ModelReady, TurnDone, TurnEvents
 from harmony_chat.tui.render_caches import release_removed_widgets
 from harmony_chat.tui.screens.edits import ConversationEdits
+from harmony_chat.tui.screens.loading import ModelLoader
 from harmony_chat.tui.slash import SlashError, parse_slash
 from harmony_chat.tui.widgets.inspector import TokenInspector
 from harmony_chat.tui.widgets.prompt import PromptInput
@@ -36,10 +36,9 @@ if TYPE_CHECKING:  # openai-harmony loads in the workers, after the first paint
     from harmony_chat.harmony.session import ChatSession
     from harmony_chat.history.link import ConversationLink
     from harmony_chat.history.recording import TurnRecorder
-    from harmony_chat.tui.app import HarmonyChatApp
 
 
-class ChatScreen(ConversationEdits):
+class ChatScreen(ModelLoader, ConversationEdits):
     """Where the conversation happens."""
 
     BINDINGS = [key.binding() for key in SCREEN_KEYS]
@@ -67,11 +66,6 @@ class ChatScreen(ConversationEdits):
         """``time.monotonic()`` when the last turn finished rendering."""
         self.load_id = 0
         """Counts model loads; what an earlier load or its welcome panel reports late is ignored."""
-
-    @property
-    def chat_app(self) -> HarmonyChatApp:
-        """The app, typed."""
-        return cast("HarmonyChatApp", self.app)
 
     def compose(self) -> ComposeResult:
         """Build the widget tree."""
@@ -116,50 +110,7 @@ class ChatScreen(ConversationEdits):
             self.action_toggle_debug()
         self.call_after_refresh(self.load)
 
-    # -- model loading --------------------------------------------------------------------
-
-    def load(self) -> None:
-        """Load the configured model in a worker thread (beside the welcome panel for the pocket model)."""
-        self.load_id += 1
-        self.status.state = "loading"
-        self.status.model = "loading model…"
-        self._load_worker(self.load_id)
-        if self.chat_app.launch.uses_pocket:
-            self._find_models(None, self.load_id)
-
-    @work(thread=True, exclusive=True, exit_on_error=False, group="load", description="Loading the model")
-    def _load_worker(self, load_id: int) -> None:
-        from harmony_chat.tui.generation import load_model
-
-        def post(message: Message) -> bool:
-            # A load the user has moved on from (another model picked meanwhile) reports nothing.
-            return load_id == self.load_id and self.post_message(message)
-
-        previous, self.backend = self.backend, None
-        if previous is not None:
-            previous.close()
-        self.backend = load_model(self.chat_app.launch, post, self.chat_app.backend_factory)
-
-    @work(thread=True, exclusive=True, exit_on_error=False, group="discover", description="Finding models")
-    def _find_models(self, notice: str | None, load_id: int) -> None:
-        from harmony_chat.models import find_models
-
-        self.post_message(ModelsFound(find_models(), notice, load_id))
-
-    async def on_models_found(self, message: ModelsFound) -> None:
-        """Show the welcome panel with what was found (unless another model was chosen since)."""
-        if message.load_id != self.load_id:
-            return
-        for old in self.query(WelcomePanel):
-            await old.remove()
-        pocket = self.chat_app.launch.uses_pocket and message.notice is None
-        await self.log_view.mount(WelcomePanel(message.models, message.notice, pocket=pocket), before=0)
-        if message.notice:
-            self.status.state = "model failed to load"
-
-    def on_model_loading(self, message: ModelLoading) -> None:
-        """Show load progress."""
-        self.status.state = f"loading {message.step}/{message.total}: {message.label}"
+    # -- a model is ready ----------------------------------------------------------------
 
     async def on_model_ready(self, message: ModelReady) -> None:
         """Start a chat on the new model."""
@@ -196,21 +147,6 @@ class ChatScreen(ConversationEdits):
             context_size=context_size,
             start_date=date,
         )
-
-    def on_model_failed(self, message: ModelFailed) -> None:
-        """Show why the model did not load, with the way forward."""
-        self.status.model, self.status.state = "no model", "error"
-        self._find_models(message.error, self.load_id)
-
-    @on(WelcomePanel.StartDemo)
-    def start_demo(self, message: WelcomePanel.StartDemo) -> None:
-        """Switch to the pocket model or to the replayed conversations."""
-        self.chat_app.switch_model(demo=not message.replay, replay_demo=message.replay)
-
-    @on(WelcomePanel.LoadModel)
-    def load_found(self, message: WelcomePanel.LoadModel) -> None:
-        """Load a model the welcome panel found."""
-        self.chat_app.switch_model(path=message.path)
 
     # -- sending and generating ---------------------------------------------------------------
 
