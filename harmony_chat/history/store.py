@@ -15,6 +15,7 @@ from typing import Any
 
 from openai_harmony import Message, Role, ToolDescription
 
+from harmony_chat.harmony.visibility import Storage, is_answer, rule_of
 from harmony_chat.history.db import HistoryError, open_database, reading, transaction
 
 TURN_STATUSES = ("generating", "complete", "stopped", "truncated", "error", "interrupted")
@@ -105,7 +106,7 @@ class HistoryStore:
 
     def add_message(self, conversation: int, message: Message, turn: int | None = None) -> int | None:
         """Store one message (skips analysis unless ``store_analysis``); return its id."""
-        analysis = message.author.role == Role.ASSISTANT and message.channel == "analysis" and not message.recipient
+        analysis = rule_of(message).storage is Storage.WITH_ANALYSIS
         if analysis and not self.store_analysis:
             return None
         text = message_text(message)
@@ -128,7 +129,7 @@ class HistoryStore:
                 ),
             )
             message_id = int(cursor.lastrowid or 0)
-            if role == "user" or (role == "assistant" and message.channel == "final"):
+            if role == "user" or is_answer(message):
                 db.execute(
                     "INSERT INTO search (text, conversation_id, message_id) VALUES (?, ?, ?)",
                     (text, conversation, message_id),
