@@ -34,6 +34,7 @@ from harmony_chat.harmony.events import (
     ToolCall,
     TurnFinished,
 )
+from harmony_chat.harmony.header import plain_content_type
 from harmony_chat.harmony.session import ChatSession
 from harmony_chat.harmony.turn import PromptReady, TurnEvent, TurnOptions, TurnStats, run_turn
 from harmony_chat.harmony.visibility import Display, display_of, is_answer
@@ -234,14 +235,14 @@ class AskPrinter:
                 "special": event.special,
                 "channel": event.channel,
             }
-            if not event.special and self._hidden(event.channel, event.recipient):
-                payload.pop("text")
+            if self._hidden(event.channel, event.recipient) or (event.special and not self.request.show_reasoning):
+                payload.pop("text")  # header words, markup and hidden text are for debug views only
         elif isinstance(event, MessageStarted):
             payload = {
                 "type": "message_started",
                 "channel": event.channel,
                 "recipient": event.recipient,
-                "content_type": event.content_type,
+                "content_type": plain_content_type(event.content_type),
             }
         elif isinstance(event, ContentDelta):
             payload = {"type": "delta", "channel": event.channel, "text": event.text, "recipient": event.recipient}
@@ -265,7 +266,7 @@ class AskPrinter:
                 "recipient": event.recipient,
                 "arguments": event.arguments,
                 "channel": event.channel,
-                "content_type": event.content_type,
+                "content_type": plain_content_type(event.content_type),
                 "repaired": event.repaired,
                 "error": event.error,
             }

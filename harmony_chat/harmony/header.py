@@ -115,6 +115,11 @@ def read_header(text: str, *, closed: bool = True) -> Header:
     return Header(channel, recipient, content_type, leftover, tuple(repairs))
 
 
+def plain_content_type(content_type: str | None) -> str | None:
+    """A content type without harmony's ``<|constrain|>`` marker (``<|constrain|>json`` -> ``json``)."""
+    return content_type.replace("<|constrain|>", "").strip() or None if content_type else None
+
+
 def tool_name(recipient: str, functions: frozenset[str]) -> str:
     """Normalise a tool-call recipient: a bare declared function name gains ``functions.``."""
     if recipient in functions:
