@@ -122,8 +122,10 @@ def kind_of(
     if is_tool_recipient(recipient):
         return MessageKind.TOOL_CALL
     if channel == "final":
-        constrained = bool(content_type) or "<|constrain|>" in (recipient or "")  # older stored rows
+        constrained = bool(content_type) or "<|constrain|>" in (recipient or "")  # rows stored by older versions
         return MessageKind.CONSTRAINED_FINAL if constrained else MessageKind.FINAL
+    if "<|" in (recipient or ""):  # a header cut by another one, stored before the decoder repaired it
+        return MessageKind.HEADERLESS
     if channel == "commentary":
         return MessageKind.PREAMBLE
     if channel == "analysis":

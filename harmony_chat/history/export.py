@@ -6,7 +6,7 @@ import datetime as dt
 import json
 from typing import Any
 
-from openai_harmony import Conversation, HarmonyEncoding, Message
+from openai_harmony import Conversation, HarmonyEncoding, Message, RenderConversationConfig
 
 from harmony_chat.harmony.visibility import POLICY, Display, MessageKind, message_kind, rule_of, visible
 from harmony_chat.history.store import StoredConversation, message_text
@@ -90,4 +90,5 @@ def to_harmony(stored: StoredConversation, encoding: HarmonyEncoding, with_reaso
     """The conversation as harmony text, special tokens written out (stored analysis when asked)."""
     messages = [message for message, _turn in _exported(stored, with_reasoning)]
     conversation = Conversation.from_messages([*_system_messages(stored, encoding), *messages])
-    return str(encoding.decode(encoding.render_conversation(conversation))) + "\n"
+    config = RenderConversationConfig(auto_drop_analysis=not with_reasoning)
+    return str(encoding.decode(encoding.render_conversation(conversation, config))) + "\n"
