@@ -22,12 +22,14 @@ from textual.widgets.markdown import MarkdownStream
 from harmony_chat.harmony.events import (
     ContentDelta,
     MessageStarted,
+    NoAnswer,
     RawToken,
     Recovery,
     StopReason,
     ToolCall,
 )
 from harmony_chat.harmony.turn import TurnEvent, TurnStats
+from harmony_chat.harmony.visibility import Display, MessageKind, display_of, message_kind, rule_of
 from harmony_chat.tui.literal import literal, visible
 
 if TYPE_CHECKING:
@@ -136,6 +138,7 @@ class AssistantTurn(Vertical):
         self.answer_tokens = 0
         self.stop_reason: StopReason | None = None
         self.recoveries: list[str] = []
+        self.no_answer = False
         self._started = time.monotonic()
         self._thinking = Static("Thinking…", classes="thinking", markup=False)
         self._answer: Answer | None = None
@@ -166,7 +169,7 @@ class AssistantTurn(Vertical):
         """Render a batch of events, coalescing consecutive deltas of the answer."""
         pending = ""
         for event in events:
-            if isinstance(event, ContentDelta) and event.channel == "final" and not event.recipient:
+            if isinstance(event, ContentDelta) and display_of(event.channel, event.recipient) is Display.ANSWER:
                 pending += event.text
                 continue
             if pending:
@@ -187,15 +190,18 @@ class AssistantTurn(Vertical):
             self._channel, self._recipient = event.channel, event.recipient
             self._preamble = None
         elif isinstance(event, ContentDelta):
-            if event.recipient:
-                return
-            if event.channel == "commentary":
+            display = display_of(event.channel, event.recipient)
+            if display is Display.PREAMBLE:
                 await self._write_preamble(event.text)
-            elif event.channel != "final":
+            elif display is Display.DEBUG:
                 self._analysis_text.append(event.text)
                 await self._ensure_analysis()
         elif isinstance(event, ToolCall):
-            await self.mount(ToolRow(f"Tool call → {event.name}", event.arguments), before=self._answer)
+            title = f"Tool call → {event.name}" + ("" if event.runnable else " (malformed, not run)")
+            await self.mount(ToolRow(title, event.arguments), before=self._answer)
+        elif isinstance(event, NoAnswer):
+            self.no_answer = True
+            await self.mount(Static("The model gave no answer.", classes="notice no-answer", markup=False))
         elif isinstance(event, Recovery):
             self.recoveries.append(event.kind)
             notice = f"Repaired malformed model output ({event.kind}): {event.detail}"
@@ -249,7 +255,7 @@ class AssistantTurn(Vertical):
             parts.insert(0, "■ stopped")
         elif stats.truncated or stats.reason is StopReason.LENGTH:
             parts.insert(0, "✂ cut off at the token limit")
-        elif stats.reason is StopReason.CALL:
+        elif stats.reason is StopReason.CALL and not self.no_answer:
             parts.insert(0, "waiting for a tool result")
         if stats.evicted_turns:
             parts.append(f"{stats.evicted_turns} oldest turns left out of the context")
@@ -259,13 +265,14 @@ class AssistantTurn(Vertical):
         """Show a turn read back from the history (no stream to follow)."""
         for message in messages:
             text = "".join(getattr(part, "text", "") for part in message.content)
-            if message.author.role.value == "tool":
+            kind = message_kind(message)
+            if kind is MessageKind.TOOL_RESULT:
                 self.add_tool_result(message.author.name or "tool", text)
-            elif message.recipient:
+            elif kind is MessageKind.TOOL_CALL:
                 await self.mount(ToolRow(f"Tool call → {message.recipient}", text))
-            elif message.channel == "final":
+            elif rule_of(message).display is Display.ANSWER:
                 await self._write_answer(text)
-            elif message.channel == "commentary":
+            elif kind is MessageKind.PREAMBLE:
                 self._preamble = None
                 await self._write_preamble(text)
             else:
