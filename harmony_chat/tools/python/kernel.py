@@ -22,12 +22,14 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
-
-from jupyter_client.blocking.client import BlockingKernelClient
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from harmony_chat.tools.python.sandbox import LaunchPlan
 from harmony_chat.tools.python.transcript import Transcript
+
+if TYPE_CHECKING:
+    from jupyter_client.blocking.client import BlockingKernelClient
+    from jupyter_client.connect import KernelConnectionInfo
 
 LAUNCHER = Path(__file__).with_name("launcher.py")
 START_TIMEOUT_S = 60.0
@@ -108,6 +110,8 @@ class KernelProcess:
 
     def start(self) -> None:
         """Start the kernel and wait until it answers; raise ``KernelStartError`` if it does not."""
+        from jupyter_client.blocking.client import BlockingKernelClient  # loads ZeroMQ: only when needed
+
         ipc_dir = Path(tempfile.mkdtemp(prefix="hc-py-", dir=short_temp_root()))
         self.ipc_dir = ipc_dir
         info = connection_info(ipc_dir)
@@ -137,7 +141,7 @@ class KernelProcess:
         finally:
             log.close()
         client = BlockingKernelClient()
-        client.load_connection_info(info)
+        client.load_connection_info(cast("KernelConnectionInfo", info))
         client.start_channels()
         self.client = client
         self._wait_ready(START_TIMEOUT_S)

@@ -112,6 +112,18 @@ def probe_platform() -> Platform:
     return Platform("none", as_root, reason=f"user namespaces are not allowed here ({reason})")
 
 
+def process_limit_holds(platform: Platform) -> bool:
+    """True when RLIMIT_NPROC can be set usefully.
+
+    It counts a user's processes: inside a user namespace only the sandbox's, so it is safe there;
+    without one it would count every process the user runs (so it is left unset), and root
+    ignores it (so root runs the kernel as ``nobody``, which needs the mount namespace).
+    """
+    if platform.as_root:
+        return platform.isolation == "full"
+    return platform.isolation != "none"
+
+
 def describe(platform: Platform, limits: SandboxLimits, workdir_shown: str) -> str:
     """One paragraph for the approval dialog: what is contained here, and what is not."""
     contained = [f"working folder {workdir_shown}", "no API keys or tokens in its environment"]
@@ -124,11 +136,12 @@ def describe(platform: Platform, limits: SandboxLimits, workdir_shown: str) -> s
         contained.append("your home, the data folder and shared temp folders hidden")
     else:
         gaps.append("it can read and write your files outside the working folder")
-    if platform.as_root and platform.isolation != "full":
-        gaps.append("running as root, so the process limit does not hold")
+    processes = f", {limits.processes} processes" if process_limit_holds(platform) else ""
+    if not processes:
+        gaps.append("no limit on the number of processes")
     contained.append(
-        f"limits: {limits.memory_bytes // _MIB} MiB memory, {limits.file_bytes // _MIB} MiB per file,"
-        f" {limits.processes} processes, {limits.cpu_s} CPU s"
+        f"limits: {limits.memory_bytes // _MIB} MiB memory, {limits.file_bytes // _MIB} MiB per file"
+        f"{processes}, {limits.cpu_s} CPU s"
     )
     text = "Contained: " + "; ".join(contained) + "."
     if gaps:
@@ -230,7 +243,9 @@ def build_plan(
         "drop": drop,
         "uid": SANDBOX_UID,
         "gid": SANDBOX_UID,
-        "limits": limits.as_spec(),
+        "limits": {
+            key: value for key, value in limits.as_spec().items() if key != "processes" or process_limit_holds(platform)
+        },
         "init": full,
         "cwd": inside,
         "argv": kernel_argv,

@@ -56,6 +56,7 @@ class PythonTool:
         limits: SandboxLimits | None = None,
         container: ContainerRunner | None = None,
         output_limit_bytes: int = OUTPUT_LIMIT_BYTES,
+        platform: Platform | None = None,
     ) -> None:
         self._workdir = workdir or workdir_for(conversation_id or uuid.uuid4().hex)
         self.timeout_s = timeout_s
@@ -66,6 +67,7 @@ class PythonTool:
         self._kernel: KernelProcess | None = None
         self._closed = False
         self._pending_note = ""
+        self._platform = platform
 
     @property
     def workdir(self) -> Path:
@@ -74,8 +76,8 @@ class PythonTool:
 
     @property
     def platform(self) -> Platform:
-        """What this machine allows (probed once per process)."""
-        return probe_platform()
+        """What this machine allows (probed once per process unless given)."""
+        return self._platform or probe_platform()
 
     @property
     def workdir_shown(self) -> str:
@@ -115,7 +117,7 @@ class PythonTool:
 
     def _plan(self, ipc_dir: Path, kernel_argv: list[str]) -> LaunchPlan:
         if self.container is not None:
-            return self.container.plan(self.limits, workdir=self._workdir, ipc_dir=ipc_dir)
+            return self.container.plan(self.limits, workdir=self._workdir, ipc_dir=ipc_dir, kernel_argv=kernel_argv)
         return build_plan(
             self.platform,
             self.limits,
@@ -163,8 +165,9 @@ class PythonTool:
             try:
                 kernel = self._ensure_kernel()
             except (KernelStartError, OSError) as error:
-                return ToolResult(f"[the Python kernel could not start: {error}]", "failed",
-                                  elapsed_s=time.monotonic() - started)
+                return ToolResult(
+                    f"[the Python kernel could not start: {error}]", "failed", elapsed_s=time.monotonic() - started
+                )
             notes = [self._pending_note] if self._pending_note else []
             self._pending_note = ""
             shown = kernel.plan.workdir_inside if kernel.plan else str(self._workdir)
@@ -189,7 +192,10 @@ class PythonTool:
             return "done", ""
         if outcome.ending in ("timeout", "cancelled"):
             what = f"timed out after {limit:g} s" if outcome.ending == "timeout" else "was stopped by the user"
-            return outcome.ending, f"[execution {what}: the code was interrupted; the kernel and its variables are kept]"
+            return (
+                outcome.ending,
+                f"[execution {what}: the code was interrupted; the kernel and its variables are kept]",
+            )
         if outcome.ending == "stuck":
             kernel.close()
             self._kernel = None
