@@ -237,22 +237,24 @@ class KernelProcess:
             self.client.control_channel.send(self.client.session.msg("interrupt_request", {}))
 
     def kill(self) -> None:
-        """Kill the kernel's process group at once (safe from any thread, safe to repeat)."""
+        """Stop the kernel and everything it started (SIGTERM to the launcher, then SIGKILL); repeatable."""
         process = self.process
-        if process is not None and process.poll() is None:
+        if process is None or process.poll() is not None:
+            return
+        for signum, wait_s in ((signal.SIGTERM, 3.0), (signal.SIGKILL, 10.0)):
             try:
-                os.killpg(process.pid, signal.SIGKILL)
+                os.killpg(process.pid, signum)
             except (ProcessLookupError, PermissionError):
-                process.kill()
+                process.send_signal(signum)
+            try:
+                process.wait(timeout=wait_s)
+                return
+            except subprocess.TimeoutExpired:
+                continue
 
     def close(self) -> None:
         """Kill the kernel, reap it, close the client and remove the socket folder."""
         self.kill()
-        if self.process is not None:
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                pass
         if self.client is not None:
             self.client.stop_channels()
             self.client = None

@@ -11,8 +11,9 @@ be hidden by the time it would. In order it:
 3. gives up privilege: as real root it switches to an unprivileged uid; as the root of a user
    namespace it drops every capability for good (so the tmpfs cannot be unmounted again);
 4. sets the resource limits, and ``no_new_privs``;
-5. with a PID namespace, stays as its init (reaping orphans, passing signals on) and runs the
-   kernel as its child; otherwise it execs the kernel.
+5. on Linux stays as the kernel's parent, a subreaper (reaping orphans, passing interrupts on,
+   killing every process the code left behind when the kernel ends or on SIGTERM); elsewhere it
+   execs the kernel.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ MS_REC = 16384
 PR_CAPBSET_DROP = 24
 PR_SET_SECUREBITS = 28
 PR_SET_NO_NEW_PRIVS = 38
+PR_SET_CHILD_SUBREAPER = 36
 # SECBIT_NOROOT, NO_SETUID_FIXUP, KEEP_CAPS off, NO_CAP_AMBIENT_RAISE, each with its lock bit.
 SECUREBITS_LOCKED_DOWN = 0b1110_1111
 LINUX_CAPABILITY_VERSION_3 = 0x20080522
@@ -135,8 +137,50 @@ def _exec_kernel(spec: dict[str, Any]) -> None:
     os.execve(argv[0], argv, spec["env"])
 
 
+def _children() -> list[int]:
+    """The children of the launcher, from ``/proc`` (orphans come here: it is a subreaper)."""
+    me = str(os.getpid())
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as handle:
+                fields = handle.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[1] == me:
+            found.append(int(entry))
+    return found
+
+
+def kill_everything() -> None:
+    """Kill every descendant: each one killed orphans its own children to this subreaper, so repeat."""
+    for _ in range(200):
+        children = _children()
+        if not children:
+            return
+        for pid in children:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        while True:
+            try:
+                if os.waitpid(-1, os.WNOHANG)[0] == 0:
+                    break
+            except ChildProcessError:
+                break
+
+
 def run_as_init(spec: dict[str, Any]) -> int:
-    """Run the kernel as a child, pass signals on, reap every orphan; return the kernel's exit status."""
+    """Run the kernel as a child; pass SIGINT on; on SIGTERM or the kernel's end, kill every descendant.
+
+    As a subreaper, processes the code starts and abandons come back here, so none outlive the
+    kernel even without a PID namespace. Returns the kernel's exit status (128 + signal if killed).
+    """
+    if _libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0):
+        _fail("become a subreaper")
     child = os.fork()
     if child == 0:
         try:
@@ -150,16 +194,20 @@ def run_as_init(spec: dict[str, Any]) -> int:
         except ProcessLookupError:
             pass
 
-    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
-        signal.signal(signum, forward)
+    def terminate(signum: int, _frame: object) -> None:
+        kill_everything()
+        os._exit(128 + signum)
+
+    signal.signal(signal.SIGINT, forward)
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, terminate)
     while True:
         try:
             pid, status = os.wait()
         except ChildProcessError:
             return 0
-        except InterruptedError:  # pragma: no cover - PEP 475 retries, kept for clarity
-            continue
         if pid == child:
+            kill_everything()
             return os.WEXITSTATUS(status) if os.WIFEXITED(status) else 128 + os.WTERMSIG(status)
 
 

@@ -82,7 +82,8 @@ class Platform:
         return self.isolation == "full"
 
 
-def _unshare_args(as_root: bool, isolation: Isolation) -> tuple[str, ...]:
+def unshare_args(as_root: bool, isolation: Isolation) -> tuple[str, ...]:
+    """The ``unshare`` command prefix for an isolation level (root needs no user namespace)."""
     user = () if as_root else ("--map-root-user",)
     if isolation == "full":
         return ("unshare", *user, "--net", "--mount", "--pid", "--fork", "--kill-child", "--mount-proc", "--")
@@ -99,7 +100,7 @@ def probe_platform() -> Platform:
         return Platform("none", as_root, reason="the unshare command is not installed")
     reason = ""
     for isolation in ("full", "network"):
-        args = _unshare_args(as_root, isolation)
+        args = unshare_args(as_root, isolation)
         try:
             done = subprocess.run([*args, "true"], capture_output=True, text=True, timeout=10, check=False)
         except (OSError, subprocess.SubprocessError) as error:
@@ -246,7 +247,7 @@ def build_plan(
         "limits": {
             key: value for key, value in limits.as_spec().items() if key != "processes" or process_limit_holds(platform)
         },
-        "init": full,
+        "init": sys.platform.startswith("linux"),
         "cwd": inside,
         "argv": kernel_argv,
         "env": env,

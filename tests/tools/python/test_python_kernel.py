@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from harmony_chat.tools.output import OUTPUT_LIMIT_BYTES
-from harmony_chat.tools.python import PythonTool
+from harmony_chat.tools.python import PythonTool, probe_platform
+from harmony_chat.tools.python.sandbox import Platform, unshare_args
 from tests.tools.python.helpers import run
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="the python tool's kernel needs POSIX")
@@ -154,3 +155,36 @@ def _processes_with(argument: str) -> list[int]:
         if argument.encode() in cmdline and b"sleep" in cmdline[0]:
             found.append(int(entry))
     return found
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="forces Linux isolation levels")
+@pytest.mark.parametrize("isolation", ["network", "none"])
+def test_weaker_isolation_still_runs_contains_env_and_leaves_nothing(isolation: str, tmp_path: Path) -> None:
+    """Where namespaces are partly or wholly missing, the kernel still works in its own folder, env clean."""
+    base = probe_platform()
+    if isolation == "network" and not base.network_blocked:
+        pytest.skip(f"no network namespace here: {base.reason}")
+    args = unshare_args(base.as_root, "network") if isolation == "network" else ()
+    platform = Platform(isolation, base.as_root, args, "forced by the test")  # type: ignore[arg-type]
+    marker = "2345.6789"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("OPENAI_API_KEY", "sk-weaker-isolation-secret")
+        tool = PythonTool(workdir=tmp_path / "work", platform=platform)
+        try:
+            code = (
+                "import os, subprocess\n"
+                f"subprocess.Popen(['sleep', '{marker}'], start_new_session=True)\n"
+                "print(os.getcwd())\nprint(os.environ['HOME'])\nprint(sorted(os.environ))"
+            )
+            result = run(tool, code)
+            assert "not blocked" in tool.containment() or isolation == "network"
+        finally:
+            tool.close()
+    lines = result.text.splitlines()
+    assert lines[0] == str((tmp_path / "work").resolve()) == tool.workdir_shown
+    assert lines[1] == f"{lines[0]}/.home"
+    assert "OPENAI_API_KEY" not in lines[2]
+    deadline = time.monotonic() + 10
+    while _processes_with(marker) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _processes_with(marker)  # the abandoned process went with the kernel
