@@ -49,7 +49,7 @@ LIMITS = {
     "open_files": resource.RLIMIT_NOFILE,
 }
 
-_libc = ctypes.CDLL(None, use_errno=True)
+_libc = ctypes.CDLL(None, use_errno=True)  # mount, prctl and capset: used on Linux only
 
 
 def _fail(what: str, error: int | None = None) -> None:
@@ -118,14 +118,21 @@ def switch_user(uid: int, gid: int) -> None:
 
 
 def set_limits(limits: dict[str, int]) -> None:
-    """Apply the resource limits; CPU gets a few seconds of grace between SIGXCPU and SIGKILL."""
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    for name, value in limits.items():
-        if name == "cpu_s":
-            resource.setrlimit(LIMITS[name], (value, value + 5))
-        else:
-            resource.setrlimit(LIMITS[name], (value, value))
-    if _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0):
+    """Apply the resource limits; CPU gets a few seconds of grace between SIGXCPU and SIGKILL.
+
+    On Linux every limit must hold; elsewhere (macOS refuses some, such as RLIMIT_AS) a limit the
+    system refuses is reported on stderr and skipped.
+    """
+    linux = sys.platform.startswith("linux")
+    for name, value in [("core", 0), *limits.items()]:
+        which = resource.RLIMIT_CORE if name == "core" else LIMITS[name]
+        try:
+            resource.setrlimit(which, (value, value + 5) if name == "cpu_s" else (value, value))
+        except (OSError, ValueError) as error:
+            if linux:
+                raise OSError(f"limit {name}: {error}") from error
+            print(f"harmony-chat sandbox: limit {name} not applied: {error}", file=sys.stderr)
+    if linux and _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0):
         _fail("set no_new_privs")
 
 

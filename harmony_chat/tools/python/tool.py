@@ -174,7 +174,8 @@ class PythonTool:
             before = snapshot(self._workdir)
             transcript = Transcript(self._workdir, shown, self.output_limit_bytes)
             try:
-                outcome = kernel.execute(code, transcript, deadline=started + limit, should_stop=should_stop)
+                deadline = time.monotonic() + limit  # the kernel's start does not count against the code
+                outcome = kernel.execute(code, transcript, deadline=deadline, should_stop=should_stop)
             except Exception as error:  # noqa: BLE001 - a broken channel must not reach the UI
                 kernel.kill()
                 outcome = Outcome("died", f"the connection to it failed: {error}")
@@ -190,6 +191,10 @@ class PythonTool:
     def _ending(self, outcome: Outcome, limit: float, kernel: KernelProcess) -> tuple[ToolStatus, str]:
         if outcome.ending == "idle":
             return "done", ""
+        if self._closed:
+            kernel.close()
+            self._kernel = None
+            return "cancelled", "[the python tool was closed while the code ran]"
         if outcome.ending in ("timeout", "cancelled"):
             what = f"timed out after {limit:g} s" if outcome.ending == "timeout" else "was stopped by the user"
             return (

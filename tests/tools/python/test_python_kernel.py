@@ -123,6 +123,44 @@ def test_kernel_death_is_reported_and_it_comes_back() -> None:
         tool.close()
 
 
+def test_code_that_swallows_the_interrupt_gets_a_fresh_kernel() -> None:
+    tool = PythonTool("kernel-stuck")
+    try:
+        run(tool, "kept = 1")
+        code = (
+            "import time\nwhile True:\n    try:\n        time.sleep(0.1)\n    except KeyboardInterrupt:\n        pass"
+        )
+        result = run(tool, code, timeout_s=1.0)
+        assert result.status == "timeout"
+        assert "did not stop when interrupted: the kernel was restarted" in result.text
+        after = run(tool, "print('kept' in globals())")
+        assert (after.status, after.text) == ("done", "False\n")
+    finally:
+        tool.close()
+
+
+def test_closing_during_a_call_ends_it() -> None:
+    tool = PythonTool("kernel-closed")
+    results = []
+    running = threading.Event()
+
+    def polled() -> bool:
+        running.set()  # polled only while the code runs
+        return False
+
+    def call() -> None:
+        results.append(run(tool, "import time\ntime.sleep(60)", should_stop=polled))
+
+    worker = threading.Thread(target=call)
+    try:
+        worker.start()
+        assert running.wait(60)
+    finally:
+        tool.close()
+    worker.join(30)
+    assert [(r.status, r.text) for r in results] == [("cancelled", "[the python tool was closed while the code ran]")]
+
+
 @pytest.mark.skipif(not os.path.isdir("/proc"), reason="finds processes through /proc")
 def test_restart_clears_variables_and_close_leaves_no_process(tmp_path: Path) -> None:
     tool = PythonTool(workdir=tmp_path / "work")
