@@ -95,6 +95,14 @@ def make_backend(request: AskRequest) -> tuple[ModelBackend, Path | None]:
     return backend, model_path
 
 
+def _strip_one_newline(text: str) -> str:
+    """Drop the one line ending that ``echo`` and editors put after piped text (and no more)."""
+    for ending in ("\r\n", "\n"):
+        if text.endswith(ending):
+            return text[: -len(ending)]
+    return text
+
+
 def build_session(request: AskRequest, model_path: Path | None, context_size: int) -> ChatSession:
     """Create the session (from ``--conversation`` when given) and add the user's prompt."""
     from harmony_chat.harmony.vocab import load_encoding
@@ -124,7 +132,7 @@ def build_session(request: AskRequest, model_path: Path | None, context_size: in
         )
     prompt = request.prompt
     if prompt == "-":
-        prompt = sys.stdin.read()
+        prompt = _strip_one_newline(sys.stdin.read())
     if prompt is not None:
         if not prompt.strip():
             raise UsageProblem("the prompt is empty")
@@ -165,6 +173,11 @@ class AskPrinter:
         if isinstance(event, PromptReady):
             if self.request.show_prompt:
                 self._note("[prompt] " + self.session.encoding.decode(event.prompt.tokens))
+            if event.answer_capped:
+                self._note(
+                    f"[context] only {event.max_tokens} tokens are left for the answer "
+                    f"(the prompt takes {len(event.prompt.tokens)} of --ctx {self.session.context_size})"
+                )
         elif isinstance(event, TurnStats):
             if self.request.json:
                 self._json(event)
@@ -253,10 +266,12 @@ class AskPrinter:
             if self.request.raw or (self._wrote_final and not self._wrote_final.endswith("\n")):
                 print(file=self.out, flush=True)
             self._end_stderr_line()
-        if event.truncated or event.reason.value == "length":
-            self._note(f"[stopped] the answer was cut off at --max-tokens {self.request.max_tokens}")
-        elif event.reason.value == "cancelled":
+        if event.reason.value == "cancelled":
             self._note("[stopped] generation was interrupted")
+        elif event.reason.value == "length" and event.max_tokens < self.request.max_tokens:
+            self._note(f"[stopped] the answer was cut off at {event.max_tokens} tokens, the room left in the context")
+        elif event.reason.value == "length":
+            self._note(f"[stopped] the answer was cut off at --max-tokens {self.request.max_tokens}")
         elif event.reason.value == "call" and not self.request.json:
             self._note("[waiting] add the tool result to the saved conversation and continue with --conversation")
         if event.evicted_turns:

@@ -38,6 +38,35 @@ def _effort(value: str | None) -> str | None:
         raise typer.BadParameter(str(error)) from error
 
 
+class NotATerminal(HarmonyChatError):
+    """The chat app was started without a terminal to draw on or read keys from."""
+
+    exit_code = 2
+
+
+def _require_terminal() -> None:
+    """Refuse to start the chat app when stdin or stdout is not a terminal (it would spin, unseen).
+
+    Raises:
+        NotATerminal: naming the stream, and pointing to ``harmony-chat ask``.
+    """
+    missing = [name for name, stream in (("stdin", sys.stdin), ("stdout", sys.stdout)) if not _is_terminal(stream)]
+    if missing:
+        raise NotATerminal(
+            f"the chat app needs a terminal, but {' and '.join(missing)} "
+            f"{'is not one' if len(missing) == 1 else 'are not'}; for scripts and pipes use "
+            '`harmony-chat ask` (for example: harmony-chat ask "What is 2 + 2?" --demo)'
+        )
+
+
+def _is_terminal(stream: object) -> bool:
+    isatty = getattr(stream, "isatty", None)
+    try:
+        return bool(isatty()) if callable(isatty) else False
+    except (OSError, ValueError):  # a closed or detached stream
+        return False
+
+
 def _version(value: bool) -> None:
     if value:
         print(f"harmony-chat {__version__}")
@@ -117,6 +146,7 @@ def root(
             raise typer.BadParameter("there is no conversation to continue yet")
     if isinstance(chosen, int) and history is not None:
         history.load(chosen)
+    _require_terminal()
     if history is not None:
         history.recover_interrupted()
     from harmony_chat.tui.app import run_tui

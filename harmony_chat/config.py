@@ -1,98 +1,212 @@
-"""The user's config file (TOML): model, chat defaults, theme and keymap. No UI imports.
+"""The user's settings: the config file (TOML) and ``HARMONY_CHAT_`` environment variables. No UI imports.
 
-It lives at ``config.toml`` in the user config dir (``HARMONY_CHAT_CONFIG_FILE`` points
-elsewhere). Command-line options override it. A bad file gives one error naming the line.
+The file is ``config.toml`` in the user config dir (``HARMONY_CHAT_CONFIG_FILE`` points elsewhere).
+Settings are pydantic-settings models read from three sources, the first winning: values given in
+code, environment variables (``HARMONY_CHAT_MODEL__CONTEXT=8192``: section, two underscores, key),
+then the file. Command-line options override them all. Every field's docstring documents it; the
+README's config reference is generated from them (:mod:`harmony_chat.config_reference`). A bad
+value gives one error naming the file and line (or the environment variable).
 """
 
 from __future__ import annotations
 
 import os
-import re
 import tomllib
-from dataclasses import dataclass, field, fields
+from contextvars import ContextVar
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
 
-from harmony_chat.errors import HarmonyChatError
-from harmony_chat.locations import config_dir
+import tomlkit
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    SettingsError,
+    TomlConfigSettingsSource,
+)
+from tomlkit.exceptions import TOMLKitError
 
+from harmony_chat.config_errors import ConfigError, explain
+from harmony_chat.locations import bundled_theme_dir, config_dir, user_theme_dir
+
+ENV_PREFIX = "HARMONY_CHAT_"
+"""Environment variables ``HARMONY_CHAT_<SECTION>__<KEY>`` set any value (``__`` separates the two)."""
 EFFORT_VALUES = ("low", "medium", "high")
+BINDING_IDS = (
+    "send",
+    "newline",
+    "stop",
+    "cycle-effort",
+    "toggle-debug",
+    "new-chat",
+    "history",
+    "command-palette",
+    "help",
+    "quit",
+)
+"""The ids ``[keymap]`` can remap (the same as the app's bindings; a test keeps them in step)."""
+DEFAULT_THEME = "harmony-dark"
+
+__all__ = ["ConfigError", "Settings", "config_file", "load_settings", "save_ui_value"]
 
 
-class ConfigError(HarmonyChatError):
-    """The config file cannot be read or holds a bad value."""
+def theme_names() -> set[str]:
+    """Names of the themes the app can use: the shipped and the user's theme files, and Textual's own.
+
+    Reads the theme files' ``name`` (light: no Textual import unless a name is not found there).
+    """
+    names: set[str] = set()
+    for folder in (bundled_theme_dir(), user_theme_dir()):
+        for path in sorted(folder.glob("*.toml")) if folder.is_dir() else ():
+            try:
+                name = tomllib.loads(path.read_text(encoding="utf-8")).get("name")
+            except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+                continue
+            if isinstance(name, str) and name:
+                names.add(name)
+    return names
 
 
-@dataclass(slots=True)
-class ModelSettings:
+def _known_theme(name: str) -> str:
+    if name in theme_names():
+        return name
+    from textual.theme import BUILTIN_THEMES  # deferred: only for names that are not harmony-chat's
+
+    if name in BUILTIN_THEMES:
+        return name
+    shipped = ", ".join(sorted(theme_names()))
+    raise ValueError(f"unknown theme {name!r} (themes: {shipped}, or one of Textual's built-in themes)")
+
+
+def _known_binding(binding: str) -> str:
+    if binding not in BINDING_IDS:
+        raise ValueError(f"unknown key binding id {binding!r} in [keymap] (ids: {', '.join(BINDING_IDS)})")
+    return binding
+
+
+class _Section(BaseModel):
+    """A ``[section]`` of the config file: unknown keys are errors, docstrings are the docs."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True, validate_default=False)
+
+
+class ModelSettings(_Section):
     """``[model]``: which model and how to run it."""
 
     path: str | None = None
-    """A gpt-oss GGUF file."""
+    """A gpt-oss GGUF file (``~`` is expanded). Without a model the pocket gpt-oss runs."""
     hf_repo: str | None = None
-    """A Hugging Face repository to download from (with ``hf_file``)."""
+    """A Hugging Face repository to download the model from (with ``hf_file``)."""
     hf_file: str | None = None
-    context: int = 16384
+    """The file in ``hf_repo`` to download (kept in the Hugging Face cache)."""
+    context: int = Field(default=16384, ge=256)
     """Context size in tokens."""
-    gpu_layers: int = 0
+    gpu_layers: int = Field(default=0, ge=-1)
     """Layers to offload to the GPU (-1: all)."""
-    threads: int | None = None
-    temperature: float = 1.0
-    max_tokens: int = 4096
+    threads: int | None = Field(default=None, ge=1)
+    """CPU threads (default: llama.cpp's choice)."""
+    temperature: float = Field(default=1.0, ge=0.0)
+    """Sampling temperature (1.0 with top_p 1.0 is OpenAI's advice for gpt-oss)."""
+    max_tokens: int = Field(default=4096, ge=1)
+    """Most tokens an answer may take (less when the context has less room)."""
     seed: int | None = None
+    """Sampling seed, for repeatable answers."""
 
 
-@dataclass(slots=True)
-class ChatSettings:
+class ChatSettings(_Section):
     """``[chat]``: how conversations start."""
 
-    effort: str = "medium"
+    effort: Literal["low", "medium", "high"] = "medium"
     """Reasoning effort of a new chat: low, medium or high."""
     instructions: str | None = None
     """Developer instructions for every chat."""
 
 
-@dataclass(slots=True)
-class UiSettings:
+class UiSettings(_Section):
     """``[ui]``: how the app looks."""
 
-    theme: str = "harmony-dark"
+    theme: Annotated[str, AfterValidator(_known_theme)] = DEFAULT_THEME
+    """Colour theme: a shipped one, one of yours in the themes folder, or a Textual theme."""
     debug: bool = False
     """Start in debug mode (analysis and token inspector visible)."""
     cursor_blink: bool = True
     """Blink the prompt's cursor."""
 
 
-@dataclass(slots=True)
-class HistorySettings:
+class HistorySettings(_Section):
     """``[history]``: where conversations are kept and what is kept."""
 
     path: str | None = None
     """The SQLite file (default: ``history.sqlite3`` in the user data dir)."""
     store_analysis: bool = False
-    """Also store the raw chain of thought, labelled, for debugging (off by default)."""
+    """Also store the raw chain of thought, labelled, for debugging."""
 
 
-@dataclass(slots=True)
-class Settings:
-    """Everything in the config file."""
+BindingId = Annotated[str, AfterValidator(_known_binding)]
 
-    model: ModelSettings = field(default_factory=ModelSettings)
-    chat: ChatSettings = field(default_factory=ChatSettings)
-    ui: UiSettings = field(default_factory=UiSettings)
-    history: HistorySettings = field(default_factory=HistorySettings)
-    keymap: dict[str, str] = field(default_factory=dict)
-    """Binding id -> keys, e.g. ``cycle-effort = "ctrl+e"``."""
-    path: Path | None = None
-    """The file these settings came from."""
+_reading: ContextVar[_ConfigFileSource | None] = ContextVar("harmony_chat_config_file", default=None)
 
 
-_SECTIONS: dict[str, type] = {
-    "model": ModelSettings,
-    "chat": ChatSettings,
-    "ui": UiSettings,
-    "history": HistorySettings,
-}
+class _ConfigFileSource(TomlConfigSettingsSource):
+    """The config file as a settings source; keeps its text so that errors can name lines."""
+
+    def __init__(self, settings_cls: type[BaseSettings], path: Path) -> None:
+        self.path = path
+        self.text = ""
+        super().__init__(settings_cls, toml_file=path)
+
+    def _read_file(self, file_path: Path) -> dict[str, Any]:
+        try:
+            self.text = file_path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as error:
+            raise ConfigError(f"cannot read config file {file_path}: {error}") from error
+        try:
+            return tomllib.loads(self.text)
+        except tomllib.TOMLDecodeError as error:
+            raise ConfigError(f"config file {file_path}: {error}") from error
+
+
+class Settings(BaseSettings):
+    """Everything the config file and the environment can set."""
+
+    model_config = SettingsConfigDict(
+        env_prefix=ENV_PREFIX,
+        env_nested_delimiter="__",
+        extra="forbid",
+        use_attribute_docstrings=True,
+        validate_default=False,
+    )
+
+    model: ModelSettings = Field(default_factory=ModelSettings)
+    """``[model]``"""
+    chat: ChatSettings = Field(default_factory=ChatSettings)
+    """``[chat]``"""
+    ui: UiSettings = Field(default_factory=UiSettings)
+    """``[ui]``"""
+    history: HistorySettings = Field(default_factory=HistorySettings)
+    """``[history]``"""
+    keymap: dict[BindingId, str] = Field(default_factory=dict)
+    """Binding id = keys, e.g. ``cycle-effort = "ctrl+e"``."""
+    _path: Path | None = PrivateAttr(default=None)
+
+    @property
+    def path(self) -> Path | None:
+        """The config file these settings were read from (None: not from a file)."""
+        return self._path
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        """Values given in code, then ``HARMONY_CHAT_`` variables, then the config file being loaded."""
+        file_source = _reading.get()
+        return (init_settings, env_settings) if file_source is None else (init_settings, env_settings, file_source)
 
 
 def config_file() -> Path:
@@ -101,102 +215,50 @@ def config_file() -> Path:
     return Path(override) if override else config_dir() / "config.toml"
 
 
-def _line_of(text: str, section: str, key: str | None) -> int:
-    """Find the line (1-based) where ``section``/``key`` is written, for error messages."""
-    current = ""
-    for number, line in enumerate(text.splitlines(), start=1):
-        stripped = line.strip()
-        if header := re.match(r"^\[([^\]]+)\]", stripped):
-            current = header.group(1).strip()
-            if key is None and current == section:
-                return number
-        elif key is not None and current == section and re.match(rf"^\"?{re.escape(key)}\"?\s*=", stripped):
-            return number
-    return 0
-
-
-def _check(value: Any, expected: type, optional: bool) -> bool:
-    if value is None:
-        return optional
-    if expected is float:
-        return isinstance(value, int | float) and not isinstance(value, bool)
-    if expected is int:
-        return isinstance(value, int) and not isinstance(value, bool)
-    return isinstance(value, expected)
-
-
-def _section(text: str, path: Path, name: str, values: Any, kind: type) -> Any:
-    where = f"{path}, line {_line_of(text, name, None)}"
-    if not isinstance(values, dict):
-        raise ConfigError(f"config file {where}: [{name}] must be a table")
-    known = {f.name: f for f in fields(kind)}
-    result = kind()
-    for key, value in values.items():
-        line = _line_of(text, name, key)
-        if key not in known:
-            raise ConfigError(f"config file {path}, line {line}: unknown setting {key!r} in [{name}]")
-        hint = str(known[key].type)
-        expected = {"int": int, "float": float, "bool": bool}.get(hint.split(" |")[0], str)
-        if not _check(value, expected, "None" in hint):
-            raise ConfigError(f"config file {path}, line {line}: {name}.{key} must be {hint.replace(' | None', '')}")
-        setattr(result, key, value)
-    return result
-
-
-def parse_settings(text: str, path: Path) -> Settings:
-    """Parse and validate config text.
+def load_settings(path: Path | None = None) -> Settings:
+    """Read the config file (a missing file means defaults) and the ``HARMONY_CHAT_`` variables.
 
     Raises:
-        ConfigError: naming the file and line of the first problem.
+        ConfigError: one line naming the file and line, or the environment variable, of the
+            first bad value.
     """
+    path = path or config_file()
+    if path.exists() and not path.is_file():
+        raise ConfigError(f"config file {path} is not a file")
+    source = _ConfigFileSource(Settings, path)
+    token = _reading.set(source)
     try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as error:
-        raise ConfigError(f"config file {path}: {error}") from error
-    settings = Settings(path=path)
-    for name, values in data.items():
-        if name == "keymap":
-            if not isinstance(values, dict) or not all(isinstance(v, str) for v in values.values()):
-                line = _line_of(text, "keymap", None)
-                raise ConfigError(f"config file {path}, line {line}: [keymap] maps binding ids to key strings")
-            settings.keymap = dict(values)
-        elif name in _SECTIONS:
-            setattr(settings, name, _section(text, path, name, values, _SECTIONS[name]))
-        else:
-            raise ConfigError(f"config file {path}, line {_line_of(text, name, None)}: unknown section [{name}]")
-    if settings.chat.effort not in EFFORT_VALUES:
-        line = _line_of(text, "chat", "effort")
-        raise ConfigError(f"config file {path}, line {line}: chat.effort must be low, medium or high")
+        settings = Settings()
+    except ValidationError as error:
+        raise explain(error, path, source.text, ENV_PREFIX) from None
+    except SettingsError as error:  # an environment variable that is not valid JSON for a table
+        raise ConfigError(f"environment: {str(error).splitlines()[0]}") from error
+    finally:
+        _reading.reset(token)
+    settings._path = path
     return settings
 
 
-def load_settings(path: Path | None = None) -> Settings:
-    """Read the config file (a missing file means defaults).
+def save_ui_value(path: Path, key: str, value: str) -> None:
+    """Set ``[ui] key = "value"`` in the config file, keeping everything else, comments included.
 
     Raises:
-        ConfigError: when the file is unreadable or invalid.
+        ConfigError: when the file is not valid TOML or its ``ui`` is not a table.
+        OSError: when the file cannot be written.
     """
-    path = path or config_file()
-    if not path.exists():
-        return Settings(path=path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise ConfigError(f"cannot read config file {path}: {error}") from error
-    return parse_settings(text, path)
-
-
-def save_ui_value(path: Path, key: str, value: str) -> None:
-    """Set ``[ui] key = "value"`` in the config file, keeping everything else as written."""
     text = path.read_text(encoding="utf-8") if path.exists() else ""
-    line = f'{key} = "{value}"'
-    lines = text.splitlines()
-    number = _line_of(text, "ui", key)
-    if number:
-        lines[number - 1] = line
-    elif section := _line_of(text, "ui", None):
-        lines.insert(section, line)
-    else:
-        lines += ["", "[ui]", line] if lines else ["[ui]", line]
+    try:
+        document = tomlkit.parse(text)
+        ui = document.get("ui")
+        if ui is None:
+            document.add("ui", tomlkit.table())
+            ui = document["ui"]
+        if not isinstance(ui, dict):
+            raise ConfigError(f"config file {path}: ui must be a table")
+        ui[key] = value
+    except TOMLKitError as error:
+        raise ConfigError(f"config file {path}: {error}") from error
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    partial = path.with_name(path.name + ".part")
+    partial.write_text(tomlkit.dumps(document), encoding="utf-8")
+    partial.replace(path)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from importlib.resources import files
 from pathlib import Path
 
 from platformdirs import user_cache_path, user_config_path, user_data_path
@@ -31,3 +32,14 @@ def data_dir() -> Path:
 def vocab_cache_dir() -> Path:
     """Return the folder that holds the cached ``o200k_base.tiktoken``."""
     return cache_dir() / "vocab"
+
+
+def bundled_theme_dir() -> Path:
+    """The shipped ``themes/`` folder (``harmony_chat/_themes`` in a wheel, ``themes/`` in a checkout)."""
+    installed = Path(str(files("harmony_chat") / "_themes"))
+    return installed if installed.is_dir() else Path(__file__).resolve().parents[1] / "themes"
+
+
+def user_theme_dir() -> Path:
+    """Where users drop their own theme files."""
+    return config_dir() / "themes"

@@ -1,4 +1,8 @@
-"""Test fixtures: the offline vocabulary, an isolated cache dir, and a tiny gpt-oss GGUF."""
+"""Test fixtures: the offline vocabulary, an isolated cache dir, and a tiny gpt-oss GGUF.
+
+The suite needs nothing beside the repository and no network: the vocabulary is derived from the
+pocket GGUF that ships in the package (or taken from ``TIKTOKEN_ENCODINGS_BASE`` when set).
+"""
 
 from __future__ import annotations
 
@@ -9,12 +13,9 @@ from pathlib import Path
 import pytest
 from openai_harmony import HarmonyEncoding
 
-REPO = Path(__file__).resolve().parents[1]
-SHARED_VOCAB = REPO.parent / "shared" / "vocab"
 DATA = Path(__file__).resolve().parent / "data"
-
-if (SHARED_VOCAB / "o200k_base.tiktoken").is_file():
-    os.environ.setdefault("TIKTOKEN_ENCODINGS_BASE", str(SHARED_VOCAB))
+CHAT_TEMPLATE = DATA / "chat-template" / "gpt-oss-chat-template.jinja"
+"""The chat template gpt-oss GGUFs carry (see the README beside it for its source and licence)."""
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -75,8 +76,7 @@ def tiny_gguf(tmp_path_factory: pytest.TempPathFactory, ranks: list[bytes], merg
 
     shape = GptOssShape()
     path = tmp_path_factory.mktemp("gguf") / "tiny-gpt-oss.gguf"
-    template = REPO.parent / "shared" / "reference" / "gpt-oss-chat-template.jinja"
-    chat_template = template.read_text(encoding="utf-8") if template.is_file() else None
+    chat_template = CHAT_TEMPLATE.read_text(encoding="utf-8")
     return write_gpt_oss_gguf(
         path, shape, random_tensors(shape, seed=1), ranks, merges=merges, chat_template=chat_template
     )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Collection, Generator, Sequence
+from collections.abc import Callable, Collection, Generator, Mapping, Sequence
 from dataclasses import dataclass
 
 
@@ -17,6 +17,8 @@ class SamplingParams:
     min_p: float = 0.0
     seed: int | None = None
     max_tokens: int = 4096
+    json_schema: Mapping[str, object] | None = None
+    """Constrain the generated text to JSON of this schema (backends with ``supports_json_schema``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +81,8 @@ class ModelBackend(ABC):
 
     name: str = "backend"
     """Short name of the backend kind."""
+    supports_json_schema: bool = False
+    """Whether ``generate`` honours ``SamplingParams.json_schema`` (grammar-constrained tool arguments)."""
 
     def __init__(self) -> None:
         self.last_stats = GenerationStats()

@@ -7,10 +7,11 @@ used for user text (harmony renders the prompt). ``llama_cpp`` is imported only 
 from __future__ import annotations
 
 import ctypes
+import json
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Collection, Generator, Sequence
+from collections.abc import Callable, Collection, Generator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -79,6 +80,7 @@ class LlamaCppBackend(ModelBackend):
     """
 
     name = "llama.cpp"
+    supports_json_schema = True
 
     def __init__(
         self,
@@ -101,6 +103,7 @@ class LlamaCppBackend(ModelBackend):
         self._info: ModelInfo | None = None
         self._lock = threading.Lock()
         """llama.cpp's context serves one call at a time (a prefill and a turn never overlap)."""
+        self._grammars: dict[str, Any] = {}
 
     @property
     def info(self) -> ModelInfo:
@@ -201,6 +204,7 @@ class LlamaCppBackend(ModelBackend):
             min_p=sampling.min_p,
             repeat_penalty=1.0,
             logits_processor=processors,
+            grammar=self._grammar(sampling.json_schema),
         )
         started = time.perf_counter()
         first = last = started
@@ -219,6 +223,24 @@ class LlamaCppBackend(ModelBackend):
                     break
         finally:
             stream.close()
+
+    def _grammar(self, schema: Mapping[str, object] | None) -> Any:
+        """llama.cpp's grammar for JSON of ``schema`` (built once per schema), or None.
+
+        A schema llama.cpp cannot express leaves the tokens unconstrained; the decoder still
+        checks the arguments and a malformed call is never run.
+        """
+        if schema is None:
+            return None
+        key = json.dumps(schema, sort_keys=True)
+        if key not in self._grammars:
+            from llama_cpp import LlamaGrammar  # type: ignore[attr-defined]
+
+            try:
+                self._grammars[key] = LlamaGrammar.from_json_schema(key, verbose=False)
+            except Exception:  # llama-cpp-python raises several kinds for schemas it cannot convert
+                self._grammars[key] = None
+        return self._grammars[key]
 
     def prefill(self, tokens: Sequence[int]) -> int:
         """Evaluate ``tokens`` into the KV cache, reusing the cached prefix; return how many were new.

@@ -21,33 +21,49 @@ DOWNLOAD_COMMAND = f"harmony-chat ask --hf-repo {GPT_OSS_20B_REPO} --hf-file {GP
 def download_from_hub(repo: str, filename: str) -> Path:
     """Download ``filename`` from the Hugging Face repository ``repo`` (or find it in the cache).
 
+    A file already in the cache is used without asking the Hub. Otherwise one quick request
+    (no retries) checks that the Hub answers first: huggingface-hub would otherwise retry a
+    network failure for about 23 seconds, logging every try, before giving up.
+
     Raises:
         DownloadError: one line saying why it could not be fetched.
     """
     try:
-        from huggingface_hub import hf_hub_download
+        from huggingface_hub import get_hf_file_metadata, hf_hub_download, hf_hub_url
         from huggingface_hub.errors import (
             EntryNotFoundError,
             HfHubHTTPError,
             LocalEntryNotFoundError,
+            OfflineModeIsEnabled,
             RepositoryNotFoundError,
         )
     except ImportError as error:  # pragma: no cover - a declared dependency
         raise DownloadError(f"huggingface-hub is not installed ({error})") from error
+    unreachable = f"{repo}/{filename} is not in the local Hugging Face cache and the Hub cannot be reached"
     try:
+        return Path(hf_hub_download(repo_id=repo, filename=filename, local_files_only=True))
+    except LocalEntryNotFoundError:
+        pass  # not cached yet: download it
+    except OSError as error:
+        raise DownloadError(f"cannot read {repo}/{filename} from the Hugging Face cache: {error}") from error
+    try:
+        get_hf_file_metadata(hf_hub_url(repo, filename))
         return Path(hf_hub_download(repo_id=repo, filename=filename))
+    except OfflineModeIsEnabled as error:
+        raise DownloadError(f"{unreachable} (HF_HUB_OFFLINE is set)") from error
+    except LocalEntryNotFoundError as error:
+        raise DownloadError(unreachable) from error
     except RepositoryNotFoundError as error:
         raise DownloadError(f"Hugging Face repository {repo!r} not found (or it is private)") from error
-    except LocalEntryNotFoundError as error:
-        raise DownloadError(
-            f"{repo}/{filename} is not in the local Hugging Face cache and the Hub cannot be reached"
-        ) from error
     except EntryNotFoundError as error:
         raise DownloadError(f"{filename!r} is not in Hugging Face repository {repo!r}") from error
     except HfHubHTTPError as error:
         raise DownloadError(f"download of {repo}/{filename} failed: {str(error).splitlines()[0]}") from error
     except OSError as error:
         raise DownloadError(f"download of {repo}/{filename} failed: {error}") from error
+    except Exception as error:  # the transport's own errors (httpx or requests, by huggingface-hub version)
+        reason = str(error).splitlines()[0] if str(error) else type(error).__name__
+        raise DownloadError(f"{unreachable} ({reason})") from error
 
 
 def resolve_model(model: Path | None, hf_repo: str | None, hf_file: str | None) -> Path | None:

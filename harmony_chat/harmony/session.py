@@ -61,6 +61,8 @@ class RenderedPrompt:
     effort: Effort
     evicted_turns: int
     """How many of the oldest turns were left out to fit the context."""
+    answer_room: int | None = None
+    """The most tokens the answer can take in the context (None: no context budget)."""
 
 
 @dataclass(slots=True)
@@ -134,6 +136,8 @@ class ChatSession:
         self.overflow: OverflowPolicy = overflow
         self.history: list[Message] = []
         self.turns: list[TurnRecord] = []
+        self.answer_tokens = 0
+        """The answer room prompts keep free: the last turn's ``max_tokens`` (see :meth:`render`)."""
         self._first_kept = 0
 
     @property
@@ -202,34 +206,66 @@ class ChatSession:
         conversation = Conversation.from_messages([*prefix, *messages])
         return list(self.encoding.render_conversation_for_completion(conversation, Role.ASSISTANT, _NO_DROP))
 
-    def render(self, effort: Effort | None = None, max_new_tokens: int = 0) -> RenderedPrompt:
+    def answer_reserve(self, max_new_tokens: int) -> int:
+        """Return the answer room a prompt keeps free, evicting old turns for it.
+
+        That is ``max_new_tokens``, but at most half the context, so a small context keeps some
+        history and the answer is capped at the room left instead (0 without a context budget).
+        """
+        if self.context_size is None:
+            return 0
+        return min(max_new_tokens, self.context_size // 2)
+
+    def render(self, effort: Effort | None = None, max_new_tokens: int | None = None) -> RenderedPrompt:
         """Render the next prompt, applying the CoT policy and the context budget.
 
+        The oldest whole turns are left out (policy ``evict``) until the prompt leaves
+        :meth:`answer_reserve` tokens free; when even the newest turn alone leaves less, the answer
+        gets the room there is (:attr:`RenderedPrompt.answer_room`).
+
+        Args:
+            effort: the reasoning effort of the turn (default: the session's).
+            max_new_tokens: the turn's answer limit; None renders the next prompt as the last turn
+                did (:attr:`answer_tokens`), which is what a prefill must do.
+
         Raises:
-            ContextOverflowError: when the prompt cannot fit (policy ``refuse``, or the newest
-                turn alone is too long).
+            ContextOverflowError: when the prompt itself cannot fit (the newest turn alone fills
+                the context), or, with policy ``refuse``, when it does not leave the reserve free.
         """
         effort = effort or self.effort
+        if max_new_tokens is None:
+            max_new_tokens = self.answer_tokens
+        else:
+            self.answer_tokens = max_new_tokens
+        reserve = self.answer_reserve(max_new_tokens)
         indices = visible_history(self.history)
         starts = self._turn_starts(indices)
         first = max((pos for pos in starts if indices[pos] <= self._first_kept), default=0)
         while True:
             messages = [self.history[i] for i in indices[first:]]
             tokens = self.render_messages(messages, effort)
-            if self.context_size is None or len(tokens) + max_new_tokens <= self.context_size:
+            if self.context_size is None or len(tokens) + reserve <= self.context_size:
                 break
             later = [pos for pos in starts if pos > first]
-            if self.overflow == "refuse" or not later:
+            if later and self.overflow == "evict":
+                first = later[0]
+                continue
+            if later:
                 raise ContextOverflowError(
-                    f"the prompt needs {len(tokens)} tokens plus {max_new_tokens} to generate, "
-                    f"but the context holds {self.context_size}; "
-                    + ("start a new chat or raise --ctx" if later else "shorten the message or raise --ctx")
+                    f"the prompt needs {len(tokens)} tokens plus {reserve} for the answer, but the context "
+                    f"holds {self.context_size}; start a new chat or raise --ctx"
                 )
-            first = later[0]
+            if len(tokens) >= self.context_size:
+                raise ContextOverflowError(
+                    f"the prompt needs {len(tokens)} tokens, but the context holds {self.context_size}; "
+                    "shorten the message or raise --ctx"
+                )
+            break  # the newest turn alone: the answer gets the room that is left
         if indices and first < len(indices):
             self._first_kept = indices[first]
         evicted = sum(1 for pos in starts if pos < first)
-        return RenderedPrompt(tokens, effort, evicted)
+        room = None if self.context_size is None else self.context_size - len(tokens)
+        return RenderedPrompt(tokens, effort, evicted, room)
 
     # -- persistence -----------------------------------------------------------------------
 

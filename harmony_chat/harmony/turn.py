@@ -6,8 +6,8 @@ which only ever sees :mod:`~harmony_chat.harmony.events` and a closing :class:`T
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from harmony_chat.backends.base import GenerationStats, ModelBackend, SamplingParams
@@ -25,6 +25,15 @@ class PromptReady:
     """The prompt is rendered and about to be generated from."""
 
     prompt: RenderedPrompt
+    max_tokens: int
+    """The answer limit of this turn: the requested ``max_tokens``, or less when the context has less room."""
+    requested_max_tokens: int
+    """The ``max_tokens`` the turn was asked for."""
+
+    @property
+    def answer_capped(self) -> bool:
+        """Whether the context left less room for the answer than was asked for."""
+        return self.max_tokens < self.requested_max_tokens
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +47,8 @@ class TurnStats:
     recoveries: int = 0
     evicted_turns: int = 0
     error: str | None = None
+    max_tokens: int = 0
+    """The answer limit the turn ran with (see :attr:`PromptReady.max_tokens`)."""
 
     def as_dict(self) -> dict[str, object]:
         """Return the figures as a flat dict (the last line of ``ask --json``)."""
@@ -49,6 +60,7 @@ class TurnStats:
             "truncated": self.truncated,
             "recoveries": self.recoveries,
             "evicted_turns": self.evicted_turns,
+            "max_tokens": self.max_tokens,
         }
 
 
@@ -65,14 +77,19 @@ class TurnOptions:
     """Reasoning effort of this turn (default: the session's)."""
     stop_on_final: bool = True
     raw_tokens: bool = True
+    tool_schemas: Mapping[str, Mapping[str, object]] = field(default_factory=dict)
+    """JSON Schema of each function's arguments by ``functions.<name>``: a ``<|constrain|>json`` call to
+    one of them is generated under that schema's grammar where the backend supports it."""
 
 
 def prefill_next_turn(session: ChatSession, backend: ModelBackend) -> int:
-    """Evaluate the history as the next prompt will show it (analysis dropped), ahead of time.
+    """Evaluate the history exactly as the next prompt will show it, ahead of time.
 
     Dropping a finished turn's analysis moves its final answer to new positions, so the next
     prompt would otherwise re-evaluate that answer before the new message. Doing it while the user
-    reads leaves only the new message for the next turn. Returns the tokens evaluated now.
+    reads leaves only the new message for the next turn. The prefill keeps the same answer room
+    as the turn before (:meth:`ChatSession.render` with no ``max_new_tokens``), so it leaves out
+    the same old turns the next prompt will. Returns the tokens evaluated now.
     """
     if not session.history:
         return 0
@@ -98,13 +115,17 @@ def run_turn(
     Raises:
         harmony_chat.errors.ContextOverflowError: when the prompt cannot fit the context.
     """
+    from harmony_chat.harmony.constrained import ConstrainedStream
     from harmony_chat.harmony.decoder import StreamDecoder
     from harmony_chat.harmony.session import TurnRecord
 
     options = options or TurnOptions()
     effort = options.effort or session.effort
-    prompt = session.render(effort, max_new_tokens=options.sampling.max_tokens)
-    yield PromptReady(prompt)
+    requested = options.sampling.max_tokens
+    prompt = session.render(effort, max_new_tokens=requested)
+    max_tokens = requested if prompt.answer_room is None else max(1, min(requested, prompt.answer_room))
+    sampling = replace(options.sampling, max_tokens=max_tokens)
+    yield PromptReady(prompt, max_tokens, requested)
     decoder = StreamDecoder(
         session.encoding,
         functions=session.function_names,
@@ -114,33 +135,35 @@ def run_turn(
     recoveries = 0
     generated = 0
     failure: Exception | None = None
-    stream = backend.generate(prompt.tokens, options.sampling, tk.GENERATION_STOPS, should_stop)
+    stream = ConstrainedStream(backend, prompt.tokens, sampling, tk.GENERATION_STOPS, should_stop, options.tool_schemas)
+    tokens = iter(stream)
     try:
-        for token in stream:
+        for token in tokens:
             generated += 1
             for event in decoder.feed(token):
                 if isinstance(event, Recovery):
                     recoveries += 1
+                stream.on_event(event)
                 yield event
             if decoder.finished is not None:
                 break
     except Exception as error:  # the backend failed mid-stream: keep what we have
         failure = error
     finally:
-        stream.close()
+        tokens.close()
     if decoder.finished is None:
         if failure is not None:
             reason = StopReason.ERROR
         elif should_stop():
             reason = StopReason.CANCELLED
-        elif generated >= options.sampling.max_tokens:
+        elif generated >= max_tokens:
             reason = StopReason.LENGTH
         else:
             reason = StopReason.RETURN
         yield from decoder.finish(reason)
     finished = decoder.finished
     assert finished is not None
-    stats = backend.last_stats
+    stats = stream.stats
     record = TurnRecord(effort, finished.reason.value, finished.truncated, stats.as_dict())
     session.add_assistant_turn(finished.messages, record)
     yield TurnStats(
@@ -151,6 +174,7 @@ def run_turn(
         recoveries,
         prompt.evicted_turns,
         str(failure) if failure else None,
+        max_tokens,
     )
     if failure is not None:
         raise failure

@@ -6,7 +6,9 @@ file is resolved in this order and the result is cached in the app's cache dir:
 1. ``TIKTOKEN_ENCODINGS_BASE`` when set (and the file is there);
 2. the app's cache dir;
 3. derived from the tokenizer stored inside the user's gpt-oss GGUF, verified by sha256;
-4. harmony's own download (into the app's cache dir).
+4. derived the same way from the pocket gpt-oss GGUF that ships inside the package, so a fresh
+   install works offline with nothing else present;
+5. harmony's own download (into the app's cache dir), only if the shipped GGUF is missing or damaged.
 """
 
 from __future__ import annotations
@@ -92,11 +94,20 @@ def _download(folder: Path) -> Path:
     return folder
 
 
+def _shipped_gguf() -> Path | None:
+    """The pocket gpt-oss GGUF inside the package (None if this install lacks it)."""
+    from harmony_chat.pocket import pocket_model_path
+
+    path = pocket_model_path()
+    return path if path.is_file() else None
+
+
 def resolve_vocabulary(gguf_path: Path | None = None) -> Path:
     """Return a folder holding a verified ``o200k_base.tiktoken``, trying each source in turn.
 
     Args:
-        gguf_path: the user's gpt-oss GGUF, used to derive the file when nothing is cached.
+        gguf_path: the user's gpt-oss GGUF, used to derive the file when nothing is cached
+            (before the shipped pocket GGUF).
 
     Raises:
         VocabularyError: one message naming every option when all sources fail.
@@ -108,9 +119,9 @@ def resolve_vocabulary(gguf_path: Path | None = None) -> Path:
     if _valid_file(cache):
         return cache
     problems: list[str] = []
-    if gguf_path is not None:
+    for source in dict.fromkeys(path for path in (gguf_path, _shipped_gguf()) if path is not None):
         try:
-            return derive_from_gguf(gguf_path, cache)
+            return derive_from_gguf(source, cache)
         except VocabularyError as error:
             problems.append(str(error))
     try:
@@ -123,7 +134,8 @@ def resolve_vocabulary(gguf_path: Path | None = None) -> Path:
     detail = "; ".join(problems)
     raise VocabularyError(
         f"no o200k vocabulary: set {ENV_BASE} to a folder holding {VOCAB_FILE}, put the file in "
-        f"{cache}, pass a gpt-oss GGUF with --model to derive it, or go online once ({detail})"
+        f"{cache}, pass a gpt-oss GGUF with --model to derive it, reinstall harmony-chat (its pocket "
+        f"GGUF carries the vocabulary), or go online once ({detail})"
     )
 
 

@@ -8,7 +8,7 @@ from openai_harmony import Message, Role
 
 from harmony_chat.harmony.session import ChatSession
 from harmony_chat.history.recording import TurnRecorder, session_settings
-from harmony_chat.history.store import HistoryStore
+from harmony_chat.history.store import HistoryStore, StoredConversation
 
 
 @dataclass(slots=True)
@@ -19,6 +19,12 @@ class ConversationLink:
     conversation: int | None = None
     user_message_ids: list[int] = field(default_factory=list)
 
+    @classmethod
+    def for_stored(cls, store: HistoryStore, stored: StoredConversation) -> ConversationLink:
+        """The link that continues a stored conversation."""
+        pairs = zip(stored.message_ids, stored.messages, strict=True)
+        return cls(store, stored.id, [i for i, message in pairs if message.author.role == Role.USER])
+
     def record_user(self, session: ChatSession, text: str, model: str) -> None:
         """Store the user's message at once (the conversation is created on the first one)."""
         if self.conversation is None:
@@ -26,6 +32,11 @@ class ConversationLink:
         message_id = self.store.add_message(self.conversation, Message.from_role_and_content(Role.USER, text))
         if message_id is not None:
             self.user_message_ids.append(message_id)
+
+    def record_message(self, message: Message) -> None:
+        """Store a message the conversation added between generations (a tool result)."""
+        if self.conversation is not None:
+            self.store.add_message(self.conversation, message)
 
     def recorder(self, model: str, effort: str) -> TurnRecorder | None:
         """A recorder for the next assistant turn (None before any message)."""

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import tomllib
 from pathlib import Path
 
 import pytest
 
-from harmony_chat.config import ConfigError, load_settings, parse_settings, save_ui_value
+from harmony_chat.config import ConfigError, load_settings, save_ui_value
 from harmony_chat.launch import LaunchOptions
 
 GOOD = """
@@ -44,20 +45,87 @@ def test_good_file(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ('[model]\ncontext = "big"\n', "line 2: model.context must be int"),
+        ('[model]\ncontext = "big"\n', "line 2: model.context must be an integer"),
         ('[chat]\n\neffort = "extreme"\n', "line 3: chat.effort must be low, medium or high"),
         ("[ui]\ncolour = 1\n", "line 2: unknown setting 'colour' in [ui]"),
-        ("[model]\npath = 1\n[wat]\nx = 1\n", "line 2: model.path must be str"),
+        ("[model]\npath = 1\n[wat]\nx = 1\n", "line 2: model.path must be a string"),
         ("[wat]\nx = 1\n", "line 1: unknown section [wat]"),
         ("[model\npath = 1\n", "at line 1"),
-        ("[keymap]\nquit = 5\n", "line 1: [keymap] maps binding ids to key strings"),
+        ("[keymap]\nquit = 5\n", "line 2: keymap.quit must be a string"),
+        ("[ui]\ndebug = 'maybe'\n", "line 2: ui.debug must be true or false"),
+        ("[model]\ntemperature = 'hot'\n", "line 2: model.temperature must be a number"),
+        ("model = 5\n", "line 1: [model] must be a table"),
+        # issue 17, item 24: values that passed silently or named the wrong line
+        ("[keymap]\nquit = 'ctrl+q'\n# the help key\nhelpp = 'f2'\n", "line 4: unknown key binding id 'helpp'"),
+        ("[model]\npath = 'm.gguf'\ncontext = 100\n", "line 3: model.context must be at least 256"),
+        ("[ui]\ntheme = 'harmony-neon'\n", "line 2: ui.theme: unknown theme 'harmony-neon'"),
+        ("model.context = 100\n", "line 1: model.context must be at least 256"),
+        # issue 17, item 15: a negative answer limit cut every turn off at 0 tokens
+        ("[model]\nmax_tokens = -5\n", "line 2: model.max_tokens must be at least 1"),
+        ("[model]\nmax_tokens = 0\n", "line 2: model.max_tokens must be at least 1"),
+        ("[model]\ngpu_layers = -2\n", "line 2: model.gpu_layers must be at least -1"),
+        ("[model]\nthreads = 0\n", "line 2: model.threads must be at least 1"),
+        ("[model]\ntemperature = -0.5\n", "line 2: model.temperature must be at least 0"),
     ],
 )
-def test_bad_config_names_the_line(text: str, message: str) -> None:
-    with pytest.raises(ConfigError, match="config file /c.toml") as raised:
-        parse_settings(text, Path("/c.toml"))
+def test_bad_config_names_the_line(tmp_path: Path, text: str, message: str) -> None:
+    path = tmp_path / "c.toml"
+    path.write_text(text)
+    with pytest.raises(ConfigError, match=f"config file {path}") as raised:
+        load_settings(path)
     assert message in str(raised.value)
     assert "\n" not in str(raised.value)
+
+
+def test_themes_from_the_user_theme_folder_and_textual_are_known(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HARMONY_CHAT_CONFIG_DIR", str(tmp_path))
+    (tmp_path / "themes").mkdir()
+    (tmp_path / "themes" / "mine.toml").write_text('name = "my-theme"\nprimary = "#ff0000"\n')
+    path = tmp_path / "config.toml"
+    for theme in ("my-theme", "nord", "harmony-light"):
+        path.write_text(f'[ui]\ntheme = "{theme}"\n')
+        assert load_settings(path).ui.theme == theme
+
+
+def test_environment_variables_set_values_and_name_themselves(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "config.toml"
+    path.write_text(GOOD)
+    monkeypatch.setenv("HARMONY_CHAT_MODEL__CONTEXT", "4096")
+    monkeypatch.setenv("harmony_chat_ui__debug", "true")
+    settings = load_settings(path)
+    assert settings.model.context == 4096 and settings.ui.debug  # the environment wins over the file
+    assert settings.model.temperature == 0.7 and settings.chat.effort == "high"  # the rest of the file stays
+    monkeypatch.setenv("HARMONY_CHAT_MODEL__MAX_TOKENS", "-5")
+    with pytest.raises(ConfigError) as raised:
+        load_settings(path)
+    assert (
+        str(raised.value) == "environment variable HARMONY_CHAT_MODEL__MAX_TOKENS: model.max_tokens must be at least 1"
+    )
+
+
+def test_unreadable_config(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="is not a file"):
+        load_settings(tmp_path)
+    broken = tmp_path / "broken.toml"
+    broken.write_bytes(b"\xff\xfe[ui]")
+    with pytest.raises(ConfigError, match="cannot read config file"):
+        load_settings(broken)
+
+
+def test_binding_ids_match_the_app() -> None:
+    from harmony_chat.config import BINDING_IDS
+    from harmony_chat.tui.bindings import ALL_KEYS
+
+    assert BINDING_IDS == tuple(key.id for key in ALL_KEYS)
+
+
+def test_theme_names_match_the_app() -> None:
+    from harmony_chat.config import theme_names
+    from harmony_chat.tui.themes import load_themes
+
+    assert theme_names() == {theme.name for theme in load_themes().themes}
 
 
 def test_cli_options_override_the_file(tmp_path: Path) -> None:
@@ -87,10 +155,44 @@ def test_saving_the_theme_keeps_the_rest(tmp_path: Path) -> None:
     assert load_settings(no_ui).ui.theme == "harmony-light" and load_settings(no_ui).chat.effort == "low"
 
 
+COMMENTED = """# my settings
+[ui]  # how it looks
+theme = "harmony-dark"  # the dark one, for now
+debug = false
+
+[keymap]
+# remapped because of tmux
+cycle-effort = "ctrl+e"
+"""
+
+
+def test_saving_the_theme_keeps_comments_and_layout(tmp_path: Path) -> None:
+    path = tmp_path / "config.toml"
+    path.write_text(COMMENTED)
+    save_ui_value(path, "theme", "harmony-light")
+    assert path.read_text() == COMMENTED.replace('theme = "harmony-dark"', 'theme = "harmony-light"')
+
+
+def test_saved_values_are_escaped(tmp_path: Path) -> None:
+    """The value used to be pasted into the file as text: a quote broke the file."""
+    path = tmp_path / "config.toml"
+    path.write_text('[ui]\ntheme = "harmony-dark"\n')
+    save_ui_value(path, "theme", 'odd "name" \\ here')
+    assert tomllib.loads(path.read_text())["ui"]["theme"] == 'odd "name" \\ here'
+
+
+def test_saving_into_a_broken_file_is_one_error(tmp_path: Path) -> None:
+    path = tmp_path / "config.toml"
+    path.write_text("[ui\n")
+    with pytest.raises(ConfigError, match=f"config file {path}"):
+        save_ui_value(path, "theme", "harmony-light")
+    assert path.read_text() == "[ui\n"
+
+
 def test_bad_config_on_the_command_line_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from harmony_chat.cli import main
 
     path = tmp_path / "config.toml"
     path.write_text("[chat]\neffort = 3\n")
     assert main(["--config", str(path)]) == 1
-    assert capsys.readouterr().err == f"error: config file {path}, line 2: chat.effort must be str\n"
+    assert capsys.readouterr().err == f"error: config file {path}, line 2: chat.effort must be low, medium or high\n"

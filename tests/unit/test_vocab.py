@@ -26,6 +26,12 @@ def no_download(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
 
 
 @pytest.fixture
+def no_shipped_gguf(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An install whose pocket GGUF is missing, to reach the later sources."""
+    monkeypatch.setattr(vocab, "_shipped_gguf", lambda: None)
+
+
+@pytest.fixture
 def empty_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("HARMONY_CHAT_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.delenv("TIKTOKEN_ENCODINGS_BASE", raising=False)
@@ -49,7 +55,7 @@ def test_cache_dir_is_used(vocab_file: Path, empty_cache: Path, no_download: lis
     assert no_download == []
 
 
-def test_corrupt_cache_is_not_trusted(empty_cache: Path, no_download: list[Path]) -> None:
+def test_corrupt_cache_is_not_trusted(empty_cache: Path, no_download: list[Path], no_shipped_gguf: None) -> None:
     empty_cache.mkdir(parents=True)
     (empty_cache / VOCAB_FILE).write_text("garbage")
     with pytest.raises(VocabularyError):
@@ -66,7 +72,12 @@ def test_derived_from_gguf_and_cached(tiny_gguf: Path, empty_cache: Path, no_dow
 
 
 def test_gguf_with_a_different_vocabulary_is_refused(
-    tmp_path: Path, ranks: list[bytes], merges: list[str], empty_cache: Path, no_download: list[Path]
+    tmp_path: Path,
+    ranks: list[bytes],
+    merges: list[str],
+    empty_cache: Path,
+    no_download: list[Path],
+    no_shipped_gguf: None,
 ) -> None:
     from harmony_chat.gguf.writer import GptOssShape, random_tensors, write_gpt_oss_gguf
 
@@ -81,10 +92,32 @@ def test_gguf_with_a_different_vocabulary_is_refused(
     assert not (empty_cache / VOCAB_FILE).exists()
 
 
-def test_every_option_is_named_when_all_fail(empty_cache: Path, no_download: list[Path]) -> None:
+def test_every_option_is_named_when_all_fail(empty_cache: Path, no_download: list[Path], no_shipped_gguf: None) -> None:
     with pytest.raises(VocabularyError) as raised:
         resolve_vocabulary()
     message = str(raised.value)
     assert "\n" not in message
     for option in ("TIKTOKEN_ENCODINGS_BASE", str(empty_cache), "--model", "online"):
         assert option in message
+
+
+def test_derived_from_the_shipped_pocket_gguf_when_nothing_else_is_there(
+    empty_cache: Path, no_download: list[Path]
+) -> None:
+    """A fresh install, offline, with no GGUF of its own and nothing beside it still finds the vocabulary."""
+    folder = resolve_vocabulary()
+    assert folder == empty_cache
+    assert hashlib.sha256((folder / VOCAB_FILE).read_bytes()).hexdigest() == VOCAB_SHA256
+    assert no_download == []
+
+
+def test_a_damaged_shipped_gguf_falls_through_to_the_download(
+    tmp_path: Path, empty_cache: Path, no_download: list[Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    damaged = tmp_path / "pocket.gguf"
+    damaged.write_bytes(b"GGUF but not really")
+    monkeypatch.setattr(vocab, "_shipped_gguf", lambda: damaged)
+    with pytest.raises(VocabularyError) as raised:
+        resolve_vocabulary()
+    assert no_download == [empty_cache]
+    assert str(damaged) in str(raised.value) and "\n" not in str(raised.value)
