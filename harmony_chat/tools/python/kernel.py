@@ -197,14 +197,26 @@ class KernelProcess:
         code = self.process.poll() if self.process else None
         return "" if code is None else describe_exit(code, via_init=self._via_init())
 
-    def execute(
+    def run_code(
         self, code: str, transcript: Transcript, *, deadline: float, should_stop: Callable[[], bool]
     ) -> Outcome:
         """Run ``code``, feeding output to ``transcript``; interrupt on the deadline or ``should_stop``."""
         client = self.client
         assert client is not None
         self._drain_shell()
-        msg_id = client.execute(code, store_history=True, allow_stdin=False, stop_on_error=False)
+        request = client.session.msg(
+            "execute_request",
+            {
+                "code": code,
+                "silent": False,
+                "store_history": True,
+                "user_expressions": {},
+                "allow_stdin": False,
+                "stop_on_error": False,
+            },
+        )
+        client.shell_channel.send(request)
+        msg_id = request["header"]["msg_id"]
         ending: Ending | None = None
         grace_until = 0.0
         while True:

@@ -154,6 +154,7 @@ def describe(platform: Platform, limits: SandboxLimits, workdir_shown: str) -> s
 def sandbox_environment(home: str, tmp: str, user_site: str | None) -> dict[str, str]:
     """The kernel's whole environment: an allow-list, never the user's keys or tokens."""
     env = {key: value for key, value in os.environ.items() if key in SAFE_ENV_KEYS or key.startswith("LC_")}
+    threads = str(min(os.cpu_count() or 1, 4))
     env.update(
         PATH=f"{Path(sys.executable).parent}:{SYSTEM_PATH}",
         HOME=home,
@@ -161,6 +162,10 @@ def sandbox_environment(home: str, tmp: str, user_site: str | None) -> dict[str,
         LOGNAME="sandbox",
         TMPDIR=tmp,
         MALLOC_ARENA_MAX="2",
+        # Math libraries start a thread per core, each reserving address space and counting as a process.
+        OMP_NUM_THREADS=threads,
+        OPENBLAS_NUM_THREADS=threads,
+        MKL_NUM_THREADS=threads,
         PYDEVD_DISABLE_FILE_VALIDATION="1",
         JUPYTER_PLATFORM_DIRS="1",
     )
@@ -177,7 +182,7 @@ def python_folders() -> list[str]:
     user_site = site.getusersitepackages()
     if user_site:
         candidates.add(user_site)
-    return sorted(path for path in candidates if os.path.isdir(path))
+    return sorted({os.path.realpath(path) for path in candidates if os.path.isdir(path)})
 
 
 def _under(path: str, root: str) -> bool:
@@ -230,7 +235,7 @@ def build_plan(
         roots = [root for root, _size in hide]
         inside = MNT_DATA if os.path.isdir("/mnt") and not os.path.islink("/mnt") else work
         binds.append((work, inside, False))
-        binds.append((str(ipc_dir), str(ipc_dir), False))
+        binds.append((os.path.realpath(ipc_dir), os.path.realpath(ipc_dir), False))
         for folder in python_folders():
             if any(_under(folder, root) for root in roots):
                 binds.append((folder, folder, True))

@@ -175,7 +175,7 @@ class PythonTool:
             transcript = Transcript(self._workdir, shown, self.output_limit_bytes)
             try:
                 deadline = time.monotonic() + limit  # the kernel's start does not count against the code
-                outcome = kernel.execute(code, transcript, deadline=deadline, should_stop=should_stop)
+                outcome = kernel.run_code(code, transcript, deadline=deadline, should_stop=should_stop)
             except Exception as error:  # noqa: BLE001 - a broken channel must not reach the UI
                 kernel.kill()
                 outcome = Outcome("died", f"the connection to it failed: {error}")
