@@ -9,7 +9,16 @@ docker/podman runner.
 from __future__ import annotations
 
 from harmony_chat.tools.python.container import ContainerRunner
+from harmony_chat.tools.python.kernel import KernelStartError
 from harmony_chat.tools.python.sandbox import SandboxLimits, probe_platform
 from harmony_chat.tools.python.tool import DEFAULT_TIMEOUT_S, PythonTool, workdir_for
 
-__all__ = ["DEFAULT_TIMEOUT_S", "ContainerRunner", "PythonTool", "SandboxLimits", "probe_platform", "workdir_for"]
+__all__ = [
+    "DEFAULT_TIMEOUT_S",
+    "ContainerRunner",
+    "KernelStartError",
+    "PythonTool",
+    "SandboxLimits",
+    "probe_platform",
+    "workdir_for",
+]

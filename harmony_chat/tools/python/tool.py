@@ -22,7 +22,7 @@ from harmony_chat.locations import data_dir
 from harmony_chat.tools.base import ToolResult, ToolStatus
 from harmony_chat.tools.output import OUTPUT_LIMIT_BYTES
 from harmony_chat.tools.python.container import ContainerRunner
-from harmony_chat.tools.python.kernel import LAUNCHER, KernelProcess, KernelStartError, Outcome
+from harmony_chat.tools.python.kernel import LAUNCHER, KernelProcess, Outcome
 from harmony_chat.tools.python.sandbox import (
     MNT_DATA,
     LaunchPlan,
@@ -164,7 +164,7 @@ class PythonTool:
                 return ToolResult("[the python tool is closed]", "failed", elapsed_s=0.0)
             try:
                 kernel = self._ensure_kernel()
-            except (KernelStartError, OSError) as error:
+            except Exception as error:  # noqa: BLE001 - KernelStartError, OSError, or ZeroMQ failing: all one line
                 return ToolResult(
                     f"[the Python kernel could not start: {error}]", "failed", elapsed_s=time.monotonic() - started
                 )

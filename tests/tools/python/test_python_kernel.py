@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from harmony_chat.tools.output import OUTPUT_LIMIT_BYTES
-from harmony_chat.tools.python import PythonTool, probe_platform
+from harmony_chat.tools.python import KernelStartError, PythonTool, probe_platform
 from harmony_chat.tools.python.sandbox import Platform, unshare_args
 from tests.tools.python.helpers import run
 
@@ -226,3 +226,17 @@ def test_weaker_isolation_still_runs_contains_env_and_leaves_nothing(isolation: 
     while _processes_with(marker) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not _processes_with(marker)  # the abandoned process went with the kernel
+
+
+def test_a_kernel_that_cannot_start_gives_one_line(tmp_path: Path) -> None:
+    broken = Platform("network", False, (str(tmp_path / "no-such-unshare"), "--"), "forced by the test")
+    tool = PythonTool(workdir=tmp_path / "work", platform=broken)
+    try:
+        result = run(tool, "print(1)")
+        with pytest.raises(KernelStartError):
+            tool.start()
+    finally:
+        tool.close()
+    assert result.status == "failed"
+    assert result.text.startswith("[the Python kernel could not start: ") and "no-such-unshare" in result.text
+    assert "\n" not in result.text
