@@ -43,6 +43,10 @@ PageKind = Literal["html", "text"]
 class FetchError(Exception):
     """``open`` could not show the page; the message is one line for the model."""
 
+    def __init__(self, message: str, *, timed_out: bool = False) -> None:
+        super().__init__(message)
+        self.timed_out = timed_out
+
 
 @dataclass(frozen=True)
 class Fetched:
@@ -138,7 +142,7 @@ class Fetcher:
             except BlockedURL as error:
                 raise FetchError(str(error)) from error
             except httpx.TimeoutException as error:
-                raise FetchError(f"timed out fetching {current} (the server was too slow)") from error
+                raise FetchError(f"timed out fetching {current} (the server was too slow)", timed_out=True) from error
             except httpx.HTTPError as error:
                 raise FetchError(f"could not fetch {current}: {_reason(error)}") from error
             if isinstance(target, Fetched):

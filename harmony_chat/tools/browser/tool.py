@@ -71,6 +71,7 @@ class _Work:
         self.stop = threading.Event()
         self.page: Page | None = None
         self.error = ""
+        self.timed_out = False
         self.note = ""
 
 
@@ -83,7 +84,7 @@ class BrowserTool:
         *,
         resolver: Resolver | None = None,
         network: httpcore.NetworkBackend | None = None,
-        provider: SearchProvider | None = None,
+        search_provider: SearchProvider | None = None,
         output_limit_bytes: int = OUTPUT_LIMIT_BYTES,
     ) -> None:
         self.config = config or BrowserConfig()
@@ -91,8 +92,8 @@ class BrowserTool:
         self._fetcher = Fetcher(self.config, self.guard, network=network)
         self._search_client = httpx.Client(trust_env=False, headers={"User-Agent": self.config.user_agent})
         self._provider_error = ""
-        self.provider: SearchProvider | None = provider
-        if provider is None:
+        self.provider: SearchProvider | None = search_provider
+        if search_provider is None:
             try:
                 self.provider = make_provider(self.config)
             except ValueError as error:
@@ -228,7 +229,7 @@ class BrowserTool:
                 work.error = str(error)
                 return
             except httpx.TimeoutException:
-                work.error = f"{provider.label} did not answer within {limit:g} s"
+                work.error, work.timed_out = f"{provider.label} did not answer within {limit:g} s", True
                 return
             except httpx.HTTPError as error:
                 work.error = f"could not reach {provider.label}: {str(error).strip() or type(error).__name__}"
@@ -245,7 +246,7 @@ class BrowserTool:
             return f"Error: the search for {call.query!r} {what}", ended
         if work.page is None:
             self._visits.append(Visit("search", call.query, False, note=work.error))
-            return f"Error during search for {call.query!r}: {work.error}", "failed"
+            return f"Error during search for {call.query!r}: {work.error}", "timeout" if work.timed_out else "failed"
         text = self._show(work.page)
         self._visits.append(Visit("search", call.query, True, note=work.note, cursor=self._state.current))
         return text, "done"
@@ -283,7 +284,7 @@ class BrowserTool:
             try:
                 fetched = self._fetcher.fetch(url, deadline=time.monotonic() + limit, stop=work.stop)
             except FetchError as error:
-                work.error = str(error)
+                work.error, work.timed_out = str(error), error.timed_out
                 return
             extracted = extract(fetched, view_source=call.view_source)
             work.page = make_page(fetched.url, extracted.title, extracted.text, extracted.links, self.config.line_width)
@@ -299,7 +300,7 @@ class BrowserTool:
         fetched = work.page
         if fetched is None:
             self._visits.append(Visit("open", url, False, note=work.error))
-            return f"Error fetching URL `{url}`: {work.error}", "failed"
+            return f"Error fetching URL `{url}`: {work.error}", "timeout" if work.timed_out else "failed"
         if not call.view_source:
             self._state.fetched[url] = self._state.fetched[fetched.url] = fetched
         text = self._show(fetched, max(loc, 0), call.num_lines)
