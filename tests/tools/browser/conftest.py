@@ -78,7 +78,11 @@ def make_tool(web: WebServer) -> Iterator[Callable[..., BrowserTool]]:
     tools: list[BrowserTool] = []
 
     def build(**changes: object) -> BrowserTool:
-        hooks = {key: changes.pop(key) for key in ("resolver", "network", "search_provider") if key in changes}
+        hooks = {
+            key: changes.pop(key)
+            for key in ("resolver", "network", "search_provider", "output_limit_bytes")
+            if key in changes
+        }
         tool = BrowserTool(test_config(web, **changes), **hooks)  # type: ignore[arg-type]
         tools.append(tool)
         return tool
