@@ -102,6 +102,9 @@ class BrowserTool:
         self._state = BrowserState()
         self._visits: list[Visit] = []
         self._lock = threading.Lock()
+        """Guards the pages and visits: held only for moments, so ``visited()`` never waits on the network."""
+        self._call_lock = threading.Lock()
+        """One call at a time."""
         self._closed = False
         self._active: _Work | None = None
 
@@ -154,7 +157,7 @@ class BrowserTool:
         """Run one browser call and block until it ends; never raises."""
         started = time.monotonic()
         try:
-            with self._lock:
+            with self._call_lock:
                 if self._closed:
                     return ToolResult("[the browser tool is closed]", "failed")
                 text, status = self._run(recipient, arguments, started + timeout_s, should_stop)
@@ -177,15 +180,16 @@ class BrowserTool:
             return f"Error: {error}", "failed"
 
     def _show(self, page: Page, loc: int = 0, num_lines: int = -1) -> str:
-        """Push ``page`` under a new cursor and render its view (undoing the push if ``loc`` is wrong)."""
-        cursor = self._state.push(page)
-        try:
-            return render_view(
-                page, cursor, loc, num_lines, view_chars=self.config.view_chars, max_lines=MAX_VIEW_LINES
-            )
-        except UsageError:
-            self._state.pages.pop()
-            raise
+        """Render ``page``'s view under the next cursor and push it (nothing is pushed if ``loc`` is wrong)."""
+        cursor = self._state.current + 1
+        text = render_view(page, cursor, loc, num_lines, view_chars=self.config.view_chars, max_lines=MAX_VIEW_LINES)
+        with self._lock:
+            self._state.push(page)
+        return text
+
+    def _record(self, visit: Visit) -> None:
+        with self._lock:
+            self._visits.append(visit)
 
     def _wait(
         self, work: _Work, task: Callable[[_Work], None], deadline: float, should_stop: Callable[[], bool]
@@ -217,7 +221,7 @@ class BrowserTool:
     def _search(self, call: SearchCall, deadline: float, should_stop: Callable[[], bool]) -> tuple[str, ToolStatus]:
         provider = self.provider
         if provider is None:
-            self._visits.append(Visit("search", call.query, False, note=self._provider_error))
+            self._record(Visit("search", call.query, False, note=self._provider_error))
             return f"Error: {self._provider_error}", "failed"
         count = min(call.topn or self.config.max_search_results, self.config.max_search_results)
         limit = min(self.config.search_timeout_s, max(deadline - time.monotonic(), 0.1))
@@ -242,13 +246,13 @@ class BrowserTool:
         ended = self._wait(work, task, min(deadline, time.monotonic() + limit + 1.0), should_stop)
         if ended is not None:
             what = "timed out" if ended == "timeout" else "was stopped"
-            self._visits.append(Visit("search", call.query, False, note=what))
+            self._record(Visit("search", call.query, False, note=what))
             return f"Error: the search for {call.query!r} {what}", ended
         if work.page is None:
-            self._visits.append(Visit("search", call.query, False, note=work.error))
+            self._record(Visit("search", call.query, False, note=work.error))
             return f"Error during search for {call.query!r}: {work.error}", "timeout" if work.timed_out else "failed"
         text = self._show(work.page)
-        self._visits.append(Visit("search", call.query, True, note=work.note, cursor=self._state.current))
+        self._record(Visit("search", call.query, True, note=work.note, cursor=self._state.current))
         return text, "done"
 
     def _target(self, call: OpenCall) -> str | None:
@@ -276,7 +280,7 @@ class BrowserTool:
         cached = None if isinstance(call.id, str) or call.view_source else self._state.fetched.get(url)
         if cached is not None:
             text = self._show(cached, max(loc, 0), call.num_lines)
-            self._visits.append(Visit("open", url, True, cached.title, cached.url, "shown again", self._state.current))
+            self._record(Visit("open", url, True, cached.title, cached.url, "shown again", self._state.current))
             return text, "done"
         limit = min(self.config.fetch_timeout_s, max(deadline - time.monotonic(), 0.1))
 
@@ -295,16 +299,17 @@ class BrowserTool:
         ended = self._wait(work, task, min(deadline, time.monotonic() + limit + 1.0), should_stop)
         if ended is not None:
             what = f"timed out after {limit:g} s" if ended == "timeout" else "was stopped"
-            self._visits.append(Visit("open", url, False, note=what))
+            self._record(Visit("open", url, False, note=what))
             return f"Error fetching URL `{url}`: {what}", ended
         fetched = work.page
         if fetched is None:
-            self._visits.append(Visit("open", url, False, note=work.error))
+            self._record(Visit("open", url, False, note=work.error))
             return f"Error fetching URL `{url}`: {work.error}", "timeout" if work.timed_out else "failed"
         if not call.view_source:
-            self._state.fetched[url] = self._state.fetched[fetched.url] = fetched
+            with self._lock:
+                self._state.fetched[url] = self._state.fetched[fetched.url] = fetched
         text = self._show(fetched, max(loc, 0), call.num_lines)
-        self._visits.append(Visit("open", url, True, fetched.title, fetched.url, work.note, self._state.current))
+        self._record(Visit("open", url, True, fetched.title, fetched.url, work.note, self._state.current))
         return text, "done"
 
     def _find(self, call: FindCall) -> tuple[str, ToolStatus]:

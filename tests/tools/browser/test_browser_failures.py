@@ -73,6 +73,20 @@ def test_stopping_cancels_a_fetch(make_tool: ToolFactory, web: WebServer) -> Non
     assert result.elapsed_s < 10
 
 
+def test_the_visits_can_be_read_while_a_call_waits_on_the_network(make_tool: ToolFactory, web: WebServer) -> None:
+    tool = make_tool(read_timeout_s=5.0, fetch_timeout_s=5.0)
+    assert call(tool, "browser.open", json.dumps({"id": f"{web.url}/kelp"})).status == "done"
+    runner = threading.Thread(target=call, args=(tool, "browser.open", json.dumps({"id": f"{web.url}/slow"})))
+    runner.start()
+    while web.web.hits["/slow"] == 0:
+        time.sleep(0.01)
+    assert [visit.url for visit in tool.visited()] == [f"{web.url}/kelp"]  # the TUI reads them mid-call
+    assert list(tool.sources()) == [0]
+    assert runner.is_alive()  # it did not wait for the call to end
+    tool.close()
+    runner.join(10)
+
+
 def test_a_search_provider_that_is_down_is_one_line(make_tool: ToolFactory, web: WebServer) -> None:
     tool = make_tool(url=f"{web.url}/nowhere-else")  # answers 404 to /nowhere-else/search
     result = call(tool, "browser.search", '{"query": "otters"}')
