@@ -22,7 +22,7 @@ def web() -> Iterator[WebServer]:
     server.stop()
 
 
-def test_config(web: WebServer, **changes: object) -> BrowserConfig:
+def browser_config(web: WebServer, **changes: object) -> BrowserConfig:
     """A config for the loopback server: loopback allowed, small limits so the bad cases stay fast."""
     values: dict[str, object] = {
         "provider": "searxng",
@@ -83,7 +83,7 @@ def make_tool(web: WebServer) -> Iterator[Callable[..., BrowserTool]]:
             for key in ("resolver", "network", "search_provider", "output_limit_bytes")
             if key in changes
         }
-        tool = BrowserTool(test_config(web, **changes), **hooks)  # type: ignore[arg-type]
+        tool = BrowserTool(browser_config(web, **changes), **hooks)  # type: ignore[arg-type]
         tools.append(tool)
         return tool
 
