@@ -53,6 +53,21 @@ def test_pocket_model_calls_the_mcp_weather_tool_and_answers_with_its_result(
     assert "[tool result] functions.get_weather (done" in err and '"temperature": 18' in err
 
 
+@pytest.mark.llama
+def test_a_recorded_tool_loop_replays_one_completion_per_step(
+    capsys: pytest.CaptureFixture[str], weather: Path, tmp_path: Path
+) -> None:
+    recorded = tmp_path / "loop.json"
+    question = "What's the weather in Tokyo?"
+    code = main(["ask", "--demo", "--mcp-config", str(weather), "--yes", "--record", str(recorded), question])
+    live = capsys.readouterr().out
+    completions = json.loads(recorded.read_text(encoding="utf-8"))
+    assert code == 0 and live == "It is 24 °C and cloudy in Tokyo right now.\n"
+    assert len(completions) == 2 and completions[0][-1] == 200012  # the call (its grammar switch merged), the answer
+    code = main(["ask", "--replay", str(recorded), "--mcp-config", str(weather), "--yes", question])
+    assert code == 0 and capsys.readouterr().out == live
+
+
 def test_approve_none_declines_and_the_model_is_told(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     config = mcp_json(tmp_path / "mcp.json", test=[str(TEST_SERVER)])
     replay = recording(tmp_path / "r.txt", CALL.format(tool="get_weather", args='{"location": "Oslo"}'), ANSWER)
