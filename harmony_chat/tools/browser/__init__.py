@@ -7,8 +7,10 @@
     if tool.handles(recipient):                       # browser.search / .open / .find (any browser.*)
         tool.preview(recipient, arguments)            # CallPreview(text, network, url) for approval
         result = tool.run(recipient, arguments, timeout_s=60, should_stop=lambda: stopped)  # ToolResult
+    tool.safety_note()                                # what open may reach, for the approval dialog
     tool.visited()                                    # [Visit(kind, target, ok, title, url, note, cursor)]
     tool.sources()                                    # cursor -> PageRecord, for citations
+    tool.reset()                                      # a new conversation: no pages, cursors or visits
     tool.close()
 
 Citations (``citations``, pure functions): ``find_citations(text, tool.sources())`` →

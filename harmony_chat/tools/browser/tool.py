@@ -119,6 +119,21 @@ class BrowserTool:
         """True for ``browser.<function>`` recipients (unknown functions get an error result)."""
         return recipient.strip().startswith("browser.")
 
+    def safety_note(self) -> str:
+        """What ``open`` may reach, in one line (for the approval dialog)."""
+        reach = (
+            "any address, loopback and private networks included (allow_private = true)"
+            if self.config.allow_private
+            else "public internet addresses only"
+        )
+        return f"The browser fetches over http(s) from {reach}; pages up to {self.config.max_page_bytes:,} bytes."
+
+    def reset(self) -> None:
+        """Forget every page, cursor and visit (a new conversation); waits for a call in progress."""
+        with self._call_lock, self._lock:
+            self._state = BrowserState()
+            self._visits.clear()
+
     def visited(self) -> list[Visit]:
         """Every search and page opened in this conversation, oldest first."""
         with self._lock:

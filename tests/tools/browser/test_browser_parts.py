@@ -103,3 +103,14 @@ def test_output_is_capped(make_tool: ToolFactory, web: WebServer) -> None:
     tool = make_tool(output_limit_bytes=300)
     result = call(tool, "browser.open", json.dumps({"id": f"{web.url}/otters", "num_lines": 100}))
     assert result.status == "done" and result.truncated and "[output cut:" in result.text
+
+
+def test_reset_starts_a_new_conversation(make_tool: ToolFactory, web: WebServer) -> None:
+    tool = make_tool(allow_private=False)
+    assert "public internet addresses only" in tool.safety_note()
+    assert "allow_private = true" in make_tool(allow_private=True).safety_note()
+    assert call(tool, "browser.search", '{"query": "otters"}').status == "done"
+    tool.reset()
+    assert tool.visited() == [] and tool.sources() == {}
+    assert "No pages to access!" in call(tool, "browser.open", '{"id": 0}').text
+    assert call(tool, "browser.search", '{"query": "kelp"}').text.startswith("[0] ")
