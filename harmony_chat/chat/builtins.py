@@ -102,3 +102,40 @@ class PythonBuiltin:
         if self._tool is not None:
             self._tool.close()
             self._tool = None
+
+
+class BrowserBuiltin:
+    """The ``browser`` tool: search, open and find, with this conversation's pages and cursors."""
+
+    name = "browser"
+    label = "web request"
+    language = "json"
+
+    def __init__(self, provider: str = "searxng", url: str | None = None, *, allow_private: bool = False) -> None:
+        from harmony_chat.tools.browser import BrowserConfig, BrowserTool
+
+        self.tool = BrowserTool(BrowserConfig.from_options(provider, url, allow_private))
+
+    def namespace(self) -> ToolNamespaceConfig:
+        """The browser namespace (``search``, ``open``, ``find``)."""
+        return self.tool.namespace()
+
+    def handles(self, recipient: str) -> bool:
+        """``browser.search``, ``browser.open``, ``browser.find``."""
+        return self.tool.handles(recipient)
+
+    def warning(self) -> str:
+        """What ``open`` may reach."""
+        return self.tool.safety_note()
+
+    def run(self, recipient: str, content: str, *, timeout_s: float, should_stop: Callable[[], bool]) -> ToolResult:
+        """Run one browser call."""
+        return self.tool.run(recipient, content, timeout_s=timeout_s, should_stop=should_stop)
+
+    def reset(self, conversation: str) -> None:
+        """Forget pages, cursors and visits."""
+        self.tool.reset()
+
+    def close(self) -> None:
+        """Close the HTTP clients."""
+        self.tool.close()

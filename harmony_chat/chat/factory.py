@@ -163,6 +163,12 @@ def builtin_tools(options: ChatOptions) -> list[BuiltinTool]:
     tools: list[BuiltinTool] = []
     if "python" in options.builtin:
         tools.append(PythonBuiltin(options.python_timeout))
+    if "browser" in options.builtin:
+        from harmony_chat.chat.builtins import BrowserBuiltin
+
+        tools.append(
+            BrowserBuiltin(options.browser_provider, options.browser_url, allow_private=options.browser_allow_private)
+        )
     return tools
 
 
