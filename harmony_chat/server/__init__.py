@@ -1,0 +1,7 @@
+"""``harmony-chat serve``: an OpenAI-compatible HTTP server over the token-level engine.
+
+Chat Completions and the Responses API carry gpt-oss reasoning as the raw-CoT guide says
+(``reasoning`` on messages and deltas; ``reasoning`` items with ``reasoning_text`` parts). Each
+request builds its own harmony session from what the client sends; the app's chain-of-thought
+rule applies to it whatever the client sends back.
+"""
