@@ -46,7 +46,7 @@ class ChatFormatter:
         self.model = model
         self.exclude_reasoning = exclude_reasoning
         self.include_usage = include_usage
-        self.id = new_id("chatcmpl")
+        self.id = new_id("chatcmpl", "-")
         self.created = int(time.time())
         self._last_item: dict[Part, int] = {}
         self._calls = 0

@@ -15,9 +15,9 @@ from harmony_chat.harmony.turn import PromptReady, TurnEvent, TurnStats
 from harmony_chat.server.channels import Part, output_part
 
 
-def new_id(prefix: str) -> str:
-    """A fresh id such as ``call_3f9a...``."""
-    return f"{prefix}_{secrets.token_hex(12)}"
+def new_id(prefix: str, separator: str = "_") -> str:
+    """A fresh id such as ``call_3f9a...`` (OpenAI's completions use ``chatcmpl-...``)."""
+    return f"{prefix}{separator}{secrets.token_hex(12)}"
 
 
 @dataclass(slots=True)
