@@ -60,7 +60,7 @@ def _bare_decode(llm: Any, prompt: list[int], sampling: SamplingParams) -> tuple
 
 def _pipeline_decode(backend: LlamaCppBackend, session: ChatSession, sampling: SamplingParams) -> float:
     """Return the decode tokens/s of one ``ask``-style turn (cache reset first, turn not kept)."""
-    from harmony_chat.ask import AskPrinter, AskRequest
+    from harmony_chat.cli.ask import AskPrinter, AskRequest
 
     backend.llama.reset()
     sink = io.StringIO()

@@ -95,7 +95,7 @@ def raw_stream(backend: RemoteBackend, prompt: list[int], sampling: SamplingPara
 
 def pipeline_stream(backend: RemoteBackend, session: ChatSession, sampling: SamplingParams) -> StreamFigures:
     """Run one ``ask``-style turn through ``backend`` (the turn is not kept) and return its figures."""
-    from harmony_chat.ask import AskPrinter, AskRequest
+    from harmony_chat.cli.ask import AskPrinter, AskRequest
 
     sink = io.StringIO()
     printer = AskPrinter(AskRequest(), sink, sink, session)

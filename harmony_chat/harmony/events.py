@@ -1,15 +1,15 @@
 """Typed events the stream decoder emits, one small frozen object each.
 
 Consumers (the ``ask`` command, the TUI) pattern-match on these; they never see raw harmony
-markup. Only ``ContentDelta`` on the ``final`` channel, and on ``commentary`` without a
-recipient (a preamble), is meant for the user; ``analysis`` is raw chain of thought.
+markup. What each kind of message shows the user is decided by
+:mod:`~harmony_chat.harmony.visibility`, never by the consumers themselves.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from openai_harmony import Message
@@ -80,8 +80,20 @@ class ToolCall:
     name: str
     """The normalised tool name: ``functions.X`` for a declared function, else the recipient."""
     arguments: str
+    """The arguments exactly as the model wrote them."""
     channel: str | None
     content_type: str | None
+    parsed_arguments: Any = None
+    """The arguments as JSON values (repaired when ``repaired``), for tools that take JSON."""
+    repaired: bool = False
+    """The JSON arguments were cut short and were completed (a Recovery event says so)."""
+    error: str | None = None
+    """Why the call is malformed; a malformed call is never executed (see ``runnable``)."""
+
+    @property
+    def runnable(self) -> bool:
+        """Whether the call may be executed (its arguments are usable)."""
+        return self.error is None
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +105,7 @@ class RawToken:
     """Decoded text, with special tokens spelled out (``<|channel|>``)."""
     special: bool
     channel: str | None
+    recipient: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,6 +117,13 @@ class Recovery:
 
 
 @dataclass(frozen=True, slots=True)
+class NoAnswer:
+    """The turn ended without an answer (only reasoning, or only a call that will not run)."""
+
+    detail: str = "the model gave no answer"
+
+
+@dataclass(frozen=True, slots=True)
 class TurnFinished:
     """The turn is over; ``messages`` are what goes into the history."""
 
@@ -112,5 +132,7 @@ class TurnFinished:
     truncated: bool = False
 
 
-DecoderEvent = MessageStarted | ContentDelta | MessageFinished | ToolCall | RawToken | Recovery | TurnFinished
+DecoderEvent = (
+    MessageStarted | ContentDelta | MessageFinished | ToolCall | RawToken | Recovery | NoAnswer | TurnFinished
+)
 """Every event the decoder can emit."""

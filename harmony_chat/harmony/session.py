@@ -32,7 +32,7 @@ from pydantic import ValidationError
 
 from harmony_chat.errors import ContextOverflowError, ConversationFileError
 from harmony_chat.harmony.effort import Effort, parse_effort
-from harmony_chat.harmony.header import addresses_tool
+from harmony_chat.harmony.visibility import MessageKind, PromptKeep, is_answer, message_kind, rule_of
 
 OverflowPolicy = Literal["evict", "refuse"]
 
@@ -80,11 +80,7 @@ class TurnRecord:
 
 
 def _is_dropped_analysis(message: Message) -> bool:
-    return (
-        message.author.role == Role.ASSISTANT
-        and message.channel == "analysis"
-        and not addresses_tool(message.recipient)
-    )
+    return rule_of(message).prompt is PromptKeep.UNTIL_ANSWER
 
 
 def visible_history(messages: Sequence[Message]) -> list[int]:
@@ -99,7 +95,7 @@ def visible_history(messages: Sequence[Message]) -> list[int]:
     cut = -1
     for index, message in enumerate(messages):
         role = message.author.role
-        if role == Role.USER or (role == Role.ASSISTANT and message.channel == "final"):
+        if role == Role.USER or is_answer(message):
             cut = index
     return [i for i, message in enumerate(messages) if i >= cut or not _is_dropped_analysis(message)]
 
@@ -199,7 +195,7 @@ class ChatSession:
         """Return the last message if it is a tool call still waiting for its result."""
         if self.history and self.history[-1].author.role == Role.ASSISTANT:
             last = self.history[-1]
-            return last if addresses_tool(last.recipient) else None
+            return last if message_kind(last) is MessageKind.TOOL_CALL else None
         return None
 
     # -- rendering -------------------------------------------------------------------------

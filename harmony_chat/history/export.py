@@ -6,8 +6,9 @@ import datetime as dt
 import json
 from typing import Any
 
-from openai_harmony import Conversation, HarmonyEncoding, Message, Role
+from openai_harmony import Conversation, HarmonyEncoding, Message, RenderConversationConfig
 
+from harmony_chat.harmony.visibility import POLICY, Display, MessageKind, message_kind, rule_of, visible
 from harmony_chat.history.store import StoredConversation, message_text
 
 FORMATS = ("md", "json", "harmony")
@@ -23,31 +24,43 @@ def _system_messages(stored: StoredConversation, encoding: HarmonyEncoding) -> l
     return prefix
 
 
+def _exported(stored: StoredConversation, with_reasoning: bool) -> list[tuple[Message, int | None]]:
+    """The messages an export shows, with their turn ids: hidden kinds only ``with_reasoning``."""
+    turns = stored.message_turns or [None] * len(stored.messages)
+    return [
+        (message, turn)
+        for message, turn in zip(stored.messages, turns, strict=False)
+        if visible(rule_of(message).display, with_reasoning)
+    ]
+
+
 def to_markdown(stored: StoredConversation, with_reasoning: bool = False) -> str:
     """Final answers and preambles (and, when asked, labelled analysis) as Markdown."""
     when = dt.datetime.fromtimestamp(stored.created_at).strftime("%Y-%m-%d %H:%M")
     lines = [f"# {stored.title or 'Conversation'}", "", f"*{when} · {stored.model}*", ""]
-    for message in stored.messages:
-        text, role = message_text(message), message.author.role
-        if role == Role.USER:
+    for message, _turn in _exported(stored, with_reasoning):
+        text, kind = message_text(message), message_kind(message)
+        if kind is MessageKind.USER:
             lines += ["## You", "", text, ""]
-        elif role == Role.TOOL:
+        elif kind is MessageKind.TOOL_RESULT:
             lines += [f"**Tool result from {message.author.name}:**", "", "```", text, "```", ""]
-        elif message.recipient:
+        elif kind is MessageKind.TOOL_CALL:
             lines += [f"**Tool call → {message.recipient}:**", "", "```", text, "```", ""]
-        elif message.channel == "final":
+        elif POLICY[kind].display is Display.ANSWER:
             lines += ["## Assistant", "", text, ""]
-        elif message.channel == "commentary":
+        elif kind is MessageKind.PREAMBLE:
             lines += [f"*{text}*", ""]
-        elif with_reasoning:
+        elif kind is not MessageKind.SYSTEM:
             lines += ["> **Reasoning (raw chain of thought, not reviewed for safety):**", ">"]
             lines += [f"> {line}" for line in text.splitlines()] + [""]
     return "\n".join(lines).rstrip() + "\n"
 
 
-def to_json(stored: StoredConversation, encoding: HarmonyEncoding) -> str:
-    """openai-harmony's Conversation JSON plus the per-turn metadata."""
-    conversation = Conversation.from_messages([*_system_messages(stored, encoding), *stored.messages])
+def to_json(stored: StoredConversation, encoding: HarmonyEncoding, with_reasoning: bool = False) -> str:
+    """openai-harmony's Conversation JSON plus the per-turn metadata (stored analysis when asked)."""
+    exported = _exported(stored, with_reasoning)
+    messages = [message for message, _turn in exported]
+    conversation = Conversation.from_messages([*_system_messages(stored, encoding), *messages])
     data: dict[str, Any] = json.loads(conversation.to_json())
     data["harmony_chat"] = {
         "id": stored.id,
@@ -55,7 +68,7 @@ def to_json(stored: StoredConversation, encoding: HarmonyEncoding) -> str:
         "model": stored.model,
         "created_at": stored.created_at,
         "settings": stored.settings,
-        "message_turns": stored.message_turns,
+        "message_turns": [turn for _message, turn in exported],
         "turns": [
             {
                 "id": t.id,
@@ -73,7 +86,9 @@ def to_json(stored: StoredConversation, encoding: HarmonyEncoding) -> str:
     return json.dumps(data, ensure_ascii=False, indent=2) + "\n"
 
 
-def to_harmony(stored: StoredConversation, encoding: HarmonyEncoding) -> str:
-    """The whole conversation as harmony text, special tokens written out."""
-    conversation = Conversation.from_messages([*_system_messages(stored, encoding), *stored.messages])
-    return str(encoding.decode(encoding.render_conversation(conversation))) + "\n"
+def to_harmony(stored: StoredConversation, encoding: HarmonyEncoding, with_reasoning: bool = False) -> str:
+    """The conversation as harmony text, special tokens written out (stored analysis when asked)."""
+    messages = [message for message, _turn in _exported(stored, with_reasoning)]
+    conversation = Conversation.from_messages([*_system_messages(stored, encoding), *messages])
+    config = RenderConversationConfig(auto_drop_analysis=not with_reasoning)
+    return str(encoding.decode(encoding.render_conversation(conversation, config))) + "\n"

@@ -9,9 +9,10 @@ from openai_harmony import HarmonyEncoding
 
 from harmony_chat.harmony.effort import parse_effort
 from harmony_chat.harmony.events import ContentDelta, MessageFinished, StopReason
-from harmony_chat.harmony.header import addresses_tool
+from harmony_chat.harmony.header import is_tool_recipient
 from harmony_chat.harmony.session import ChatSession
 from harmony_chat.harmony.turn import TurnEvent, TurnStats
+from harmony_chat.harmony.visibility import Display, display_of
 from harmony_chat.history.store import HistoryStore, StoredConversation
 
 PARTIAL_EVERY_S = 1.0
@@ -73,9 +74,9 @@ class TurnRecorder:
         """Store finished messages; save the streaming answer now and then."""
         if isinstance(event, MessageFinished):
             self._partial = []
-            if not (event.truncated and addresses_tool(event.message.recipient)):
+            if not (event.truncated and is_tool_recipient(event.message.recipient)):
                 self.store.add_message(self.conversation, event.message, self.turn)
-        elif isinstance(event, ContentDelta) and event.channel == "final" and not event.recipient:
+        elif isinstance(event, ContentDelta) and display_of(event.channel, event.recipient) is Display.ANSWER:
             self._partial.append(event.text)
             if time.monotonic() - self._saved_at >= PARTIAL_EVERY_S:
                 self.store.save_partial(self.turn, "".join(self._partial))

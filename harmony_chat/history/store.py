@@ -15,6 +15,7 @@ from typing import Any
 
 from openai_harmony import Message, Role, ToolDescription
 
+from harmony_chat.harmony.visibility import Storage, is_answer, rule_of
 from harmony_chat.history.db import HistoryError, open_database, reading, transaction
 from harmony_chat.history.instances import InstanceLock, if_gone, instances_folder, sweep
 from harmony_chat.history.text import SearchHit, auto_title, fold, make_snippet, query_terms
@@ -108,7 +109,7 @@ class HistoryStore:
 
     def add_message(self, conversation: int, message: Message, turn: int | None = None) -> int | None:
         """Store one message (skips analysis unless ``store_analysis``); return its id."""
-        analysis = message.author.role == Role.ASSISTANT and message.channel == "analysis" and not message.recipient
+        analysis = rule_of(message).storage is Storage.WITH_ANALYSIS
         if analysis and not self.store_analysis:
             return None
         text = message_text(message)
@@ -131,7 +132,7 @@ class HistoryStore:
                 ),
             )
             message_id = int(cursor.lastrowid or 0)
-            if role == "user" or (role == "assistant" and message.channel == "final"):
+            if role == "user" or is_answer(message):
                 db.execute(
                     "INSERT INTO search (text, conversation_id, message_id) VALUES (?, ?, ?)",
                     (fold(text), conversation, message_id),

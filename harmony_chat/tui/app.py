@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 from textual.app import App, InvalidThemeError
+from textual.notifications import SeverityLevel
 from textual.screen import Screen
 
 from harmony_chat.config import ConfigError, Settings, save_ui_value
@@ -16,6 +17,7 @@ from harmony_chat.models import FoundModel
 from harmony_chat.tui.bindings import APP_KEYS
 from harmony_chat.tui.commands import HarmonyCommands
 from harmony_chat.tui.generation import BackendFactory
+from harmony_chat.tui.literal import visible
 from harmony_chat.tui.screens.chat import ChatScreen
 from harmony_chat.tui.screens.help import HelpScreen
 from harmony_chat.tui.slash import SlashCommand
@@ -77,6 +79,22 @@ class HarmonyChatApp(App[None]):
             "special-token": "#ffb454",
             "user-message": "#2a3140",
         }
+
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = True,
+    ) -> None:
+        """Show a notification as plain text, whatever ``markup`` says.
+
+        Notifications name themes, files, titles and errors; read as markup, ``[/]`` in any of
+        them ended the app. Every ``notify`` (a widget's or a screen's too) lands here.
+        """
+        super().notify(visible(message), title=visible(title), severity=severity, timeout=timeout, markup=False)
 
     def on_mount(self) -> None:
         """Register themes and keys, then show the chat."""
@@ -148,8 +166,12 @@ class HarmonyChatApp(App[None]):
         self.launch.model, self.launch.hf_repo, self.launch.hf_file = path, None, None
         self.launch.replay, self.launch.demo, self.launch.replay_demo = None, demo, replay_demo
         chat.session = None
-        self.call_later(chat.action_new_chat)
-        chat.load()
+
+        async def restart() -> None:
+            await chat.action_new_chat()  # clears the old chat and any error panel first
+            chat.load()
+
+        self.call_later(restart)
 
     async def run_slash(self, command: SlashCommand) -> None:
         """Carry out a slash command typed in the prompt."""

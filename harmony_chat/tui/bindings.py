@@ -32,7 +32,7 @@ NEWLINE = Key(
     "ctrl+j,alt+enter,shift+enter",
     "newline",
     "Newline",
-    "Insert a newline in the message (shift+enter where the terminal reports it)",
+    "Insert a newline (ctrl+j anywhere; alt+enter, shift+enter where the terminal reports them)",
     priority=True,
     show=False,
 )

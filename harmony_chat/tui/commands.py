@@ -1,4 +1,7 @@
-"""The command palette: every action, with context (efforts, debug state, themes, models found)."""
+"""The command palette: every action, with context (efforts, debug state, themes, models found).
+
+Theme and model names come from files: entries are :class:`~textual.content.Content`, never markup.
+"""
 
 from __future__ import annotations
 
@@ -6,9 +9,11 @@ from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import TYPE_CHECKING, cast
 
-from textual.command import DiscoveryHit, Hit, Hits, Provider
+from textual.command import DiscoveryHit, Hit, Hits, Matcher, Provider
+from textual.content import Content
 
 from harmony_chat.harmony.effort import EFFORTS
+from harmony_chat.tui.literal import literal, visible
 from harmony_chat.tui.screens.chat import ChatScreen
 
 if TYPE_CHECKING:
@@ -29,6 +34,7 @@ class HarmonyCommands(Provider):
             debug = "Hide" if screen.has_class("-debug") else "Show"
             commands += [
                 ("chat: New chat", screen.action_new_chat, "Start a new conversation"),
+                ("chat: History", screen.action_history, "Open, search, rename or delete past conversations"),
                 ("chat: Regenerate last answer", screen.regenerate, "Generate the last answer again"),
                 ("chat: Edit and resend last message", screen.edit_last, "Put the last message back in the prompt"),
                 ("copy: Last answer", screen.copy_answer, "Copy the last final answer"),
@@ -93,14 +99,24 @@ class HarmonyCommands(Provider):
     async def discover(self) -> Hits:
         """Offer every command when the palette opens empty."""
         for title, action, help_text in self._commands():
-            yield DiscoveryHit(title, action, help=help_text)
+            yield DiscoveryHit(literal(title), action, text=visible(title), help=help_text)
 
     async def search(self, query: str) -> Hits:
         """Fuzzy-match the commands."""
         matcher = self.matcher(query)
         for title, action, help_text in self._commands():
-            if (score := matcher.match(title)) > 0:
-                yield Hit(score, matcher.highlight(title), action, help=help_text)
+            shown = visible(title)
+            if (score := matcher.match(shown)) > 0:
+                yield Hit(score, highlight(matcher, shown), action, text=shown, help=help_text)
+
+
+def highlight(matcher: Matcher, text: str) -> Content:
+    """``text`` as content with the letters the query matched highlighted (``Matcher.highlight`` reads markup)."""
+    content = Content(text)
+    for offset in matcher.fuzzy_search.match(matcher.query, text)[1]:
+        if not text[offset].isspace():
+            content = content.stylize(matcher.match_style, offset, offset + 1)
+    return content
 
 
 def _blocks(screen: ChatScreen) -> list[str]:

@@ -58,6 +58,9 @@ class ModelsFound(Message):
 
     models: list[FoundModel]
     notice: str | None = None
+    """Why the model did not load, if it did not."""
+    load_id: int = 0
+    """The model load this search belongs to (see ``ChatScreen.load_id``)."""
 
 
 @dataclass

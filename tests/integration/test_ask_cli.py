@@ -283,7 +283,7 @@ class _InterruptOnFirstWrite(io.StringIO):
 
 
 def test_one_ctrl_c_says_interrupted_not_cut_off(tmp_path: Path) -> None:
-    from harmony_chat.ask import AskRequest, run_ask
+    from harmony_chat.cli.ask import AskRequest, run_ask
 
     long_turn = tmp_path / "long.txt"
     long_turn.write_text("<|channel|>final<|message|>" + "word " * 300 + "<|return|>", encoding="utf-8")

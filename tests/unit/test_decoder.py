@@ -9,7 +9,9 @@ from openai_harmony import HarmonyEncoding, Role
 
 from harmony_chat.harmony import tokens as tk
 from harmony_chat.harmony.decoder import StreamDecoder
-from harmony_chat.harmony.events import ContentDelta, MessageStarted, RawToken, StopReason
+from harmony_chat.harmony.events import ContentDelta, MessageStarted, NoAnswer, RawToken, StopReason
+from harmony_chat.harmony.header import is_tool_recipient
+from harmony_chat.harmony.visibility import is_answer
 from tests.helpers import decode, ids
 
 
@@ -269,3 +271,8 @@ def test_any_stream_decodes_without_error_or_leaked_markup(
     assert result.finished.reason in StopReason
     for message in result.messages:
         assert message.author.role == Role.ASSISTANT
+        assert message.recipient is None or is_tool_recipient(message.recipient)
+    no_answer = [e for e in result.events if isinstance(e, NoAnswer)]
+    answered = any(is_answer(m) and m.content[0].text.strip() for m in result.messages)
+    assert not (no_answer and answered)
+    assert len(no_answer) <= 1

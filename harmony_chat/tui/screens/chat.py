@@ -6,9 +6,9 @@ import sqlite3
 import threading
 import time
 from collections import deque
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
-from textual import on, work
+from textual import work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, VerticalScroll
 from textual.widget import Widget
@@ -19,8 +19,10 @@ from harmony_chat.harmony.effort import Effort, next_effort, parse_effort
 from harmony_chat.harmony.turn import PromptReady, TurnOptions, TurnStats, prefill_next_turn
 from harmony_chat.pocket import POCKET_DATE
 from harmony_chat.tui.bindings import SCREEN_KEYS
-from harmony_chat.tui.messages import ModelFailed, ModelLoading, ModelReady, ModelsFound, TurnDone, TurnEvents
+from harmony_chat.tui.messages import ModelReady, TurnDone, TurnEvents
+from harmony_chat.tui.render_caches import release_removed_widgets
 from harmony_chat.tui.screens.edits import ConversationEdits
+from harmony_chat.tui.screens.loading import ModelLoader
 from harmony_chat.tui.slash import SlashError, parse_slash
 from harmony_chat.tui.widgets.inspector import TokenInspector
 from harmony_chat.tui.widgets.prompt import PromptInput
@@ -34,10 +36,9 @@ if TYPE_CHECKING:  # openai-harmony loads in the workers, after the first paint
     from harmony_chat.harmony.session import ChatSession
     from harmony_chat.history.link import ConversationLink
     from harmony_chat.history.recording import TurnRecorder
-    from harmony_chat.tui.app import HarmonyChatApp
 
 
-class ChatScreen(ConversationEdits):
+class ChatScreen(ModelLoader, ConversationEdits):
     """Where the conversation happens."""
 
     BINDINGS = [key.binding() for key in SCREEN_KEYS]
@@ -63,11 +64,8 @@ class ChatScreen(ConversationEdits):
         """The stored conversation this chat writes to (None when history is off)."""
         self.turn_done_at = 0.0
         """``time.monotonic()`` when the last turn finished rendering."""
-
-    @property
-    def chat_app(self) -> HarmonyChatApp:
-        """The app, typed."""
-        return cast("HarmonyChatApp", self.app)
+        self.load_id = 0
+        """Counts model loads; what an earlier load or its welcome panel reports late is ignored."""
 
     def compose(self) -> ComposeResult:
         """Build the widget tree."""
@@ -86,6 +84,11 @@ class ChatScreen(ConversationEdits):
     def status(self) -> StatusBar:
         """The status bar."""
         return self.query_one(StatusBar)
+
+    @property
+    def effort_shown(self) -> Effort:
+        """The effort the status bar shows: the one the next turn runs at."""
+        return parse_effort(self.status.effort)
 
     @property
     def inspector(self) -> TokenInspector:
@@ -107,44 +110,8 @@ class ChatScreen(ConversationEdits):
         if self.chat_app.start_in_debug:
             self.action_toggle_debug()
         self.call_after_refresh(self.load)
-        if launch.uses_pocket:
-            self._find_models()
 
-    # -- model loading --------------------------------------------------------------------
-
-    def load(self) -> None:
-        """Load the configured model in a worker thread."""
-        self.status.state = "loading"
-        self.status.model = "loading model…"
-        self._load_worker()
-
-    @work(thread=True, exclusive=True, exit_on_error=False, group="load", description="Loading the model")
-    def _load_worker(self) -> None:
-        from harmony_chat.tui.generation import load_model
-
-        previous, self.backend = self.backend, None
-        if previous is not None:
-            previous.close()
-        self.backend = load_model(self.chat_app.launch, self.post_message, self.chat_app.backend_factory)
-
-    @work(thread=True, exclusive=True, exit_on_error=False, group="discover", description="Finding models")
-    def _find_models(self, notice: str | None = None) -> None:
-        from harmony_chat.models import find_models
-
-        self.post_message(ModelsFound(find_models(), notice))
-
-    async def on_models_found(self, message: ModelsFound) -> None:
-        """Show the welcome panel with what was found."""
-        for old in self.query(WelcomePanel):
-            await old.remove()
-        pocket = self.chat_app.launch.uses_pocket and message.notice is None
-        await self.log_view.mount(WelcomePanel(message.models, message.notice, pocket=pocket), before=0)
-        if message.notice:
-            self.status.state = "model failed to load"
-
-    def on_model_loading(self, message: ModelLoading) -> None:
-        """Show load progress."""
-        self.status.state = f"loading {message.step}/{message.total}: {message.label}"
+    # -- a model is ready ----------------------------------------------------------------
 
     async def on_model_ready(self, message: ModelReady) -> None:
         """Start a chat on the new model."""
@@ -182,41 +149,27 @@ class ChatScreen(ConversationEdits):
             start_date=date,
         )
 
-    def on_model_failed(self, message: ModelFailed) -> None:
-        """Show why the model did not load, with the way forward."""
-        self.status.model, self.status.state = "no model", "error"
-        self._find_models(f"**Could not load the model:** {message.error}")
-
-    @on(WelcomePanel.StartDemo)
-    def start_demo(self, message: WelcomePanel.StartDemo) -> None:
-        """Switch to the pocket model or to the replayed conversations."""
-        self.chat_app.switch_model(demo=not message.replay, replay_demo=message.replay)
-
-    @on(WelcomePanel.LoadModel)
-    def load_found(self, message: WelcomePanel.LoadModel) -> None:
-        """Load a model the welcome panel found."""
-        self.chat_app.switch_model(path=message.path)
-
     # -- sending and generating ---------------------------------------------------------------
 
     async def on_prompt_input_submitted(self, message: PromptInput.Submitted) -> None:
-        """Send a message, or run a slash command; never lose what was typed."""
+        """Send a message, or run a slash command; what cannot be sent goes back into the prompt."""
         try:
             command = parse_slash(message.text)
         except SlashError as error:
+            self.prompt.give_back(message.text)
             self.notify(str(error), severity="error")
             return
         if command is not None:
-            self.prompt.clear()
             await self.chat_app.run_slash(command)
             return
         if self.generating:
+            self.prompt.give_back(message.text)
             self.notify("Still answering: press escape to stop first.", severity="warning")
             return
         if self.session is None or self.backend is None:
+            self.prompt.give_back(message.text)
             self.notify("No model is loaded yet.", severity="warning")
             return
-        self.prompt.clear()
         self.session.add_user(message.text)
         if self.link is None and self.chat_app.history is not None:
             from harmony_chat.history.link import ConversationLink
@@ -264,9 +217,18 @@ class ChatScreen(ConversationEdits):
         turn_id: int,
         recorder: TurnRecorder | None,
     ) -> None:
+        from textual.worker import get_current_worker
+
         from harmony_chat.tui.generation import run_generation
 
-        run_generation(session, backend, options, turn_id, self._stop.is_set, self.post_message, recorder)
+        worker = get_current_worker()
+
+        def should_stop() -> bool:
+            # Textual cancels every worker when the app exits (ctrl+q): stop within a token, so the
+            # process ends at once and the history records the partial answer as stopped.
+            return self._stop.is_set() or worker.is_cancelled
+
+        run_generation(session, backend, options, turn_id, should_stop, self.post_message, recorder)
 
     async def on_turn_events(self, message: TurnEvents) -> None:
         """Render a batch of events of the current turn, then let the worker send the next one."""
@@ -305,8 +267,8 @@ class ChatScreen(ConversationEdits):
         if message.error and turn is not None and message.turn_id == turn.turn_id:
             if message.no_output and self.session is not None and self.exchanges:
                 text = self._drop_last_exchange(keep_user=False)
-                if text is not None and not self.prompt.text.strip():
-                    self.prompt.text = text
+                if text is not None:
+                    self.prompt.give_back(text)
                 self.notify(message.error, title="Not sent", severity="error", timeout=8)
             else:
                 await turn.show_error(message.error)
@@ -364,6 +326,7 @@ class ChatScreen(ConversationEdits):
             self._stop.set()
             await self.workers.wait_for_complete()
         await self.log_view.remove_children()
+        release_removed_widgets(self.log_view)
         self.exchanges.clear()
         self.current_turn = None
         self.inspector.clear()

@@ -47,6 +47,11 @@ class ConversationEdits(Screen[None]):
         """The scrolling conversation (provided by the chat screen)."""
         raise NotImplementedError
 
+    @property
+    def effort_shown(self) -> Effort:
+        """The effort the status bar shows for the next turn (provided by the chat screen)."""
+        raise NotImplementedError
+
     def action_history(self) -> None:
         """Open the history to continue, search, rename or delete a past conversation."""
         store = getattr(self.app, "history", None)
@@ -81,6 +86,7 @@ class ConversationEdits(Screen[None]):
         encoding, context = self.session.encoding, self.session.context_size
         await self.action_new_chat()
         session = self.session = resume_session(encoding, stored, context)
+        session.effort = self.effort_shown  # the effort shown is the effort used, not the one stored
         pairs = zip(stored.message_ids, stored.messages, strict=True)
         self.link = ConversationLink(store, conversation, [i for i, m in pairs if m.author.role.value == "user"])
         turns = {turn.id: turn for turn in stored.turns}
@@ -102,8 +108,8 @@ class ConversationEdits(Screen[None]):
                 await self.log_view.mount(widget)
                 await widget.show_stored(answers, row.status if row else "complete")
                 self.exchanges[-1].append(widget)
-        self.log_view.scroll_end(animate=False)
-        self.notify(f"Continuing conversation #{conversation}: {stored.title}", markup=False)
+        self.log_view.anchor()  # stay at the last message while answers and the welcome panel lay out
+        self.notify(f"Continuing conversation #{conversation} at effort {session.effort}: {stored.title}")
 
     def _drop_last_exchange(self, keep_user: bool) -> str | None:
         """Remove the last exchange from the session and the screen; return the user's text."""
@@ -143,12 +149,12 @@ class ConversationEdits(Screen[None]):
             return
         text = self._drop_last_exchange(keep_user=False)
         if text is not None:
-            self.prompt.text = text
+            self.prompt.give_back(text)
             self.prompt.focus()
 
     def last_answer(self) -> str:
-        """The last final answer's Markdown ('' if none)."""
-        turns = [turn for turn in self.query(AssistantTurn) if turn.final_text]
+        """The last turn's final answer ('' if it has none, as when it was stopped before answering)."""
+        turns = list(self.query(AssistantTurn))
         return turns[-1].final_text if turns else ""
 
     def copy_answer(self, code_block: int | None = None) -> None:
@@ -161,7 +167,7 @@ class ConversationEdits(Screen[None]):
                 return
             answer = blocks[code_block - 1 if code_block else -1]
         if not answer:
-            self.notify("No answer to copy yet.", severity="warning")
+            self.notify("The last turn has no answer to copy.", severity="warning")
             return
         self.app.copy_to_clipboard(answer)
         self.notify("Copied to the clipboard.")

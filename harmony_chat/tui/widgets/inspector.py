@@ -16,6 +16,7 @@ from textual.widgets import Collapsible, RichLog, Static
 
 from harmony_chat.harmony.events import RawToken, Recovery
 from harmony_chat.harmony.turn import PromptReady, TurnEvent, TurnStats
+from harmony_chat.tui.literal import literal, visible
 
 TEXT_WIDTH = 18
 """Columns for a token's text in the inspector (longer texts are cut)."""
@@ -32,7 +33,7 @@ def spelled_prompt(text: str, special_style: str) -> Text:
     """Return prompt text with every special token highlighted."""
     rendered = Text()
     for piece in _SPECIAL.split(text):
-        rendered.append(piece, style=f"bold {special_style}" if _SPECIAL.fullmatch(piece) else "")
+        rendered.append(visible(piece), style=f"bold {special_style}" if _SPECIAL.fullmatch(piece) else "")
     return rendered
 
 
@@ -57,9 +58,9 @@ class TokenInspector(Vertical):
 
     def compose(self) -> ComposeResult:
         """Build the widget tree."""
-        yield Static("No generation yet.", id="inspector-facts")
+        yield Static("No generation yet.", id="inspector-facts", markup=False)
         with Collapsible(title="Last rendered prompt", collapsed=True, id="inspector-prompt"):
-            yield Static("", id="inspector-prompt-text")
+            yield Static("", id="inspector-prompt-text", markup=False)
         yield RichLog(max_lines=MAX_ROWS, wrap=False, markup=False, highlight=False, id="inspector-log")
 
     def record(self, events: list[TurnEvent]) -> None:
@@ -98,7 +99,7 @@ class TokenInspector(Vertical):
             block = Text()
             for token in self._unwritten:
                 colour = _colour(variables, token.channel)
-                shown = token.text if token.special else repr(token.text)
+                shown = visible(token.text) if token.special else repr(token.text)
                 block.append(f"{token.token_id:>7} ", style="dim")
                 block.append(
                     f"{shown[:TEXT_WIDTH]:<{TEXT_WIDTH}}", style=f"bold {special}" if token.special else colour
@@ -110,7 +111,7 @@ class TokenInspector(Vertical):
         facts = f"prompt {self.prompt_tokens} tokens · {self.reused} reused from KV cache"
         if self.recoveries:
             facts += "\nrecoveries: " + "; ".join(self.recoveries[-3:])
-        self.query_one("#inspector-facts", Static).update(facts)
+        self.query_one("#inspector-facts", Static).update(literal(facts))
 
     def shown(self) -> None:
         """Called when debug mode reveals the pane: write what the ring buffer holds."""

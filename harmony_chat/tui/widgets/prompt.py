@@ -1,4 +1,11 @@
-"""The multi-line prompt: Enter sends, ctrl+j / alt+enter (shift+enter where reported) adds a newline."""
+"""The multi-line prompt: Enter sends, ctrl+j / alt+enter (shift+enter where reported) adds a newline.
+
+Enter and the newline keys are priority bindings (the text area would otherwise take Enter as a
+newline). A priority binding runs as soon as the app reads the key, while the keys that came
+before it in the same read (a paste without bracketed paste, automation, a laggy link) still
+wait in this widget's queue. So the actions only queue their work behind those keys: the text
+is read, sent and cleared in the order it was typed, at any input speed.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +18,7 @@ from harmony_chat.tui.bindings import PROMPT_KEYS
 
 
 class PromptInput(TextArea):
-    """Where the user writes; posts :class:`PromptInput.Submitted` on Enter."""
+    """Where the user writes; posts :class:`PromptInput.Submitted` on Enter and clears itself."""
 
     BINDINGS = [key.binding() for key in PROMPT_KEYS]
     DEFAULT_CSS = """
@@ -21,7 +28,7 @@ class PromptInput(TextArea):
 
     @dataclass
     class Submitted(Message):
-        """The user sent ``text``."""
+        """The user sent ``text`` (the prompt is already cleared; see :meth:`PromptInput.give_back`)."""
 
         text: str
 
@@ -31,10 +38,21 @@ class PromptInput(TextArea):
         self.border_title = "Message (Enter sends · ctrl+j newline)"
 
     def action_submit(self) -> None:
-        """Send the text (empty text is ignored)."""
-        if self.text.strip():
-            self.post_message(self.Submitted(self.text))
+        """Send the text once every key typed before Enter is in it (empty text is ignored)."""
+        self.call_later(self._submit)
+
+    def _submit(self) -> None:
+        text = self.text
+        if text.strip():
+            self.clear()
+            self.post_message(self.Submitted(text))
 
     def action_newline(self) -> None:
-        """Insert a newline at the cursor."""
-        self.insert("\n")
+        """Insert a newline at the cursor, after the keys typed before it."""
+        self.call_later(self.insert, "\n")
+
+    def give_back(self, text: str) -> None:
+        """Put ``text`` back (a refused send, an edit), before anything typed since; cursor at the end."""
+        current = self.text
+        self.text = text if not current else f"{text}\n{current}"
+        self.move_cursor(self.document.end)

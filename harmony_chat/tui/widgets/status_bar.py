@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from textual.content import Content
 from textual.reactive import reactive
 from textual.widgets import Static
+
+from harmony_chat.tui.literal import literal
 
 
 def _short(count: int) -> str:
@@ -26,8 +29,8 @@ class StatusBar(Static):
     debug = reactive(False)
     history_off = reactive(False)
 
-    def render(self) -> str:
-        """Compose the line."""
+    def render(self) -> Content:
+        """Compose the line (the model's name comes from its file: shown as text)."""
         parts = [self.model]
         if self.device:
             parts.append(self.device)
@@ -41,4 +44,4 @@ class StatusBar(Static):
         if self.history_off:
             parts.append("history off")
         parts.append(self.state)
-        return " · ".join(parts)
+        return literal(" · ".join(parts).replace("\n", " "))  # one line, whatever a model's name holds

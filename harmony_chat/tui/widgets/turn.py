@@ -11,7 +11,9 @@ from __future__ import annotations
 import re
 import time
 from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
 
+from markdown_it import MarkdownIt
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Collapsible, Markdown, Static
@@ -20,12 +22,15 @@ from textual.widgets.markdown import MarkdownStream
 from harmony_chat.harmony.events import (
     ContentDelta,
     MessageStarted,
+    NoAnswer,
     RawToken,
     Recovery,
     StopReason,
     ToolCall,
 )
 from harmony_chat.harmony.turn import TurnEvent, TurnStats
+from harmony_chat.harmony.visibility import Display, MessageKind, display_of, message_kind, rule_of
+from harmony_chat.tui.literal import literal, visible
 
 if TYPE_CHECKING:
     from openai_harmony import Message
@@ -38,34 +43,75 @@ def code_blocks(markdown: str) -> list[str]:
     return [match.group(1).rstrip("\n") for match in _FENCE.finditer(markdown)]
 
 
+WEB_SCHEMES = ("http", "https")
+"""Link schemes a click on a link in an answer opens (in the browser); other links are only shown."""
+
+
+def answer_parser() -> MarkdownIt:
+    """The Markdown parser for answers: GitHub-like, with raw HTML shown as the text it is.
+
+    A terminal cannot render HTML, and Textual drops HTML blocks and inline tags: the streaming view
+    then also replaced the block before an HTML block with the block after it (Textual's
+    ``Markdown.append`` assumes every top-level token makes a widget).
+    """
+    return MarkdownIt("gfm-like", {"html": False})
+
+
 class UserMessage(Static):
-    """What the user sent."""
+    """What the user sent, shown exactly as typed."""
 
     DEFAULT_CSS = """
     UserMessage { background: $user-message; padding: 0 1; margin: 1 0 0 0; }
     """
 
+    def __init__(self, text: str) -> None:
+        super().__init__(literal(text), markup=False)
+        self.text = text
+        """The message as sent."""
+
+
+class ToolRow(Collapsible):
+    """A collapsed row for a tool call or a tool result; title and body are shown as text."""
+
+    def __init__(self, title: str, body: str) -> None:
+        # Textual shows Content titles as they are (CollapsibleTitle.label takes Content); a str is markup.
+        super().__init__(Static(literal(body), markup=False), title=literal(title), collapsed=True)  # type: ignore[arg-type]
+
 
 class Answer(Markdown):
-    """The final answer, streamed as Markdown."""
+    """The final answer, streamed as Markdown (control characters made visible, links never actions)."""
 
     DEFAULT_CSS = "Answer { margin: 0; padding: 0 1; background: transparent; }"
 
     def __init__(self) -> None:
-        super().__init__("", classes="answer")
+        super().__init__("", classes="answer", open_links=False, parser_factory=answer_parser)
         self._stream: MarkdownStream | None = None
+        self._held_cr = False
 
     async def write(self, fragment: str) -> None:
         """Append a fragment through the widget's Markdown stream."""
         if self._stream is None:
             self._stream = Markdown.get_stream(self)
-        await self._stream.write(fragment)
+        text = ("\r" if self._held_cr else "") + fragment
+        self._held_cr = text.endswith("\r")  # a CR LF may be split between fragments
+        await self._stream.write(visible(text[:-1] if self._held_cr else text))
 
     async def finish(self) -> None:
         """Flush and close the stream."""
+        if self._held_cr and self._stream is not None:
+            self._held_cr = False
+            await self._stream.write(visible("\r"))
         if self._stream is not None:
             await self._stream.stop()
             self._stream = None
+
+    def on_markdown_link_clicked(self, event: Markdown.LinkClicked) -> None:
+        """Open web links in the browser; anything else (``app.quit``, ``file:``) is only named."""
+        event.stop()
+        if urlsplit(event.href).scheme.lower() in WEB_SCHEMES:
+            self.app.open_url(event.href)
+        else:
+            self.notify(f"Not opened (not a web link): {event.href}", severity="warning")
 
 
 class AssistantTurn(Vertical):
@@ -92,8 +138,9 @@ class AssistantTurn(Vertical):
         self.answer_tokens = 0
         self.stop_reason: StopReason | None = None
         self.recoveries: list[str] = []
+        self.no_answer = False
         self._started = time.monotonic()
-        self._thinking = Static("Thinking…", classes="thinking")
+        self._thinking = Static("Thinking…", classes="thinking", markup=False)
         self._answer: Answer | None = None
         self._analysis: Static | None = None
         self._analysis_text: list[str] = []
@@ -122,7 +169,7 @@ class AssistantTurn(Vertical):
         """Render a batch of events, coalescing consecutive deltas of the answer."""
         pending = ""
         for event in events:
-            if isinstance(event, ContentDelta) and event.channel == "final" and not event.recipient:
+            if isinstance(event, ContentDelta) and display_of(event.channel, event.recipient) is Display.ANSWER:
                 pending += event.text
                 continue
             if pending:
@@ -143,21 +190,22 @@ class AssistantTurn(Vertical):
             self._channel, self._recipient = event.channel, event.recipient
             self._preamble = None
         elif isinstance(event, ContentDelta):
-            if event.recipient:
-                return
-            if event.channel == "commentary":
+            display = display_of(event.channel, event.recipient)
+            if display is Display.PREAMBLE:
                 await self._write_preamble(event.text)
-            elif event.channel != "final":
+            elif display is Display.DEBUG:
                 self._analysis_text.append(event.text)
                 await self._ensure_analysis()
         elif isinstance(event, ToolCall):
-            row = Collapsible(Static(event.arguments), title=f"Tool call → {event.name}", collapsed=True)
-            await self.mount(row, before=self._answer)
+            title = f"Tool call → {event.name}" + ("" if event.runnable else " (malformed, not run)")
+            await self.mount(ToolRow(title, event.arguments), before=self._answer)
+        elif isinstance(event, NoAnswer):
+            self.no_answer = True
+            await self.mount(Static("The model gave no answer.", classes="notice no-answer", markup=False))
         elif isinstance(event, Recovery):
             self.recoveries.append(event.kind)
-            await self.mount(
-                Static(f"Repaired malformed model output ({event.kind}): {event.detail}", classes="notice")
-            )
+            notice = f"Repaired malformed model output ({event.kind}): {event.detail}"
+            await self.mount(Static(literal(notice), classes="notice", markup=False))
         elif isinstance(event, TurnStats):
             await self._finish(event)
 
@@ -172,13 +220,13 @@ class AssistantTurn(Vertical):
     async def _write_preamble(self, text: str) -> None:
         self._preamble_text = text if self._preamble is None else self._preamble_text + text
         if self._preamble is None:
-            self._preamble = Static("", classes="preamble")
+            self._preamble = Static("", classes="preamble", markup=False)
             await self.mount(self._preamble, before=self._answer)
-        self._preamble.update(self._preamble_text)
+        self._preamble.update(literal(self._preamble_text))
 
     async def _ensure_analysis(self) -> None:
         if self._analysis is None:
-            self._analysis = Static("", classes="analysis")
+            self._analysis = Static("", classes="analysis", markup=False)
             await self.mount(self._analysis, after=self._thinking)
         if self.screen.has_class("-debug"):
             self.show_analysis()
@@ -187,12 +235,12 @@ class AssistantTurn(Vertical):
         """Bring the analysis block up to date (called when debug mode shows it)."""
         if self._analysis is not None:
             self._analysis.update(
-                "Analysis (raw chain of thought, not reviewed for safety)\n" + "".join(self._analysis_text)
+                literal("Analysis (raw chain of thought, not reviewed for safety)\n" + "".join(self._analysis_text))
             )
 
     def add_tool_result(self, name: str, output: str) -> None:
         """Show a tool's result as a collapsible row."""
-        self.mount(Collapsible(Static(output), title=f"Tool result ← {name}", collapsed=True))
+        self.mount(ToolRow(f"Tool result ← {name}", output))
 
     async def _finish(self, stats: TurnStats) -> None:
         self.stop_reason = stats.reason
@@ -207,23 +255,24 @@ class AssistantTurn(Vertical):
             parts.insert(0, "■ stopped")
         elif stats.truncated or stats.reason is StopReason.LENGTH:
             parts.insert(0, "✂ cut off at the token limit")
-        elif stats.reason is StopReason.CALL:
+        elif stats.reason is StopReason.CALL and not self.no_answer:
             parts.insert(0, "waiting for a tool result")
         if stats.evicted_turns:
             parts.append(f"{stats.evicted_turns} oldest turns left out of the context")
-        await self.mount(Static(" · ".join(parts), classes="footer"))
+        await self.mount(Static(literal(" · ".join(parts)), classes="footer", markup=False))
 
     async def show_stored(self, messages: list[Message], status: str) -> None:
         """Show a turn read back from the history (no stream to follow)."""
         for message in messages:
             text = "".join(getattr(part, "text", "") for part in message.content)
-            if message.author.role.value == "tool":
+            kind = message_kind(message)
+            if kind is MessageKind.TOOL_RESULT:
                 self.add_tool_result(message.author.name or "tool", text)
-            elif message.recipient:
-                await self.mount(Collapsible(Static(text), title=f"Tool call → {message.recipient}", collapsed=True))
-            elif message.channel == "final":
+            elif kind is MessageKind.TOOL_CALL:
+                await self.mount(ToolRow(f"Tool call → {message.recipient}", text))
+            elif rule_of(message).display is Display.ANSWER:
                 await self._write_answer(text)
-            elif message.channel == "commentary":
+            elif kind is MessageKind.PREAMBLE:
                 self._preamble = None
                 await self._write_preamble(text)
             else:
@@ -234,11 +283,11 @@ class AssistantTurn(Vertical):
         if self._answer is not None:
             await self._answer.finish()
         label = "restored from history" + ("" if status == "complete" else f" · {status}")
-        await self.mount(Static(f"{label} · effort {self.effort}", classes="footer"))
+        await self.mount(Static(literal(f"{label} · effort {self.effort}"), classes="footer", markup=False))
 
     async def show_error(self, message: str) -> None:
         """Show an engine error in this turn."""
         self._thinking.display = False
         if self._answer is not None:
             await self._answer.finish()
-        await self.mount(Static(f"⚠ {message}", classes="error"))
+        await self.mount(Static(literal(f"⚠ {message}"), classes="error", markup=False))

@@ -11,12 +11,14 @@ from pathlib import Path
 
 from textual.app import ComposeResult
 from textual.containers import Vertical
+from textual.content import Content
 from textual.message import Message
 from textual.widgets import Button, Markdown, Static
 
 from harmony_chat.backends.sources import GPT_OSS_20B_FILE, GPT_OSS_20B_REPO
 from harmony_chat.models import FoundModel
 from harmony_chat.pocket import POCKET_QUESTIONS
+from harmony_chat.tui.literal import literal
 
 DOWNLOAD_TUI_COMMAND = f"harmony-chat --hf-repo {GPT_OSS_20B_REPO} --hf-file {GPT_OSS_20B_FILE}"
 """Downloads gpt-oss-20b (about 12 GB) and opens the chat on it."""
@@ -30,12 +32,19 @@ POCKET_NOTICE = (
 
 
 class WelcomePanel(Vertical):
-    """First-run help: the pocket model notice, models found, the download command, demos."""
+    """First-run help: the pocket model notice, models found, the download command, demos.
+
+    Args:
+        found: gpt-oss GGUF files found on this machine (one button each).
+        notice: why the configured model did not load (shown as text), or None.
+        pocket: whether the pocket model is answering beside the panel.
+    """
 
     DEFAULT_CSS = """
     WelcomePanel { height: auto; border: round $primary; padding: 0 2; margin: 1 1; }
     WelcomePanel Button { margin: 1 1 0 0; }
     WelcomePanel .found { color: $text-muted; }
+    WelcomePanel .failure { margin: 0 1 1 1; }
     WelcomePanel Horizontal { height: auto; }
     """
 
@@ -59,18 +68,23 @@ class WelcomePanel(Vertical):
 
     def compose(self) -> ComposeResult:
         """Build the widget tree."""
-        intro = POCKET_NOTICE if self.pocket else (self.notice or "No model is configured yet.")
-        yield Markdown(
-            "## Welcome to harmony-chat\n\n"
-            f"{intro}\n\n"
+        download = (
             "**For real answers, download gpt-oss-20b** (about 12 GB) and chat with it:\n\n"
             f"```sh\n{DOWNLOAD_TUI_COMMAND}\n```\n\n"
             "Or use a GGUF you have: `harmony-chat --model PATH`, or `path` under `[model]` in the config file."
         )
+        if self.notice is None or self.pocket:
+            intro = POCKET_NOTICE if self.pocket else "No model is configured yet."
+            yield Markdown(f"## Welcome to harmony-chat\n\n{intro}\n\n{download}")
+        else:  # the error names files and holds tool output: text, never Markdown
+            yield Markdown("## Welcome to harmony-chat")
+            failure = Content.assemble(("Could not load the model: ", "bold"), literal(self.notice))
+            yield Static(failure, classes="failure", markup=False)
+            yield Markdown(download)
         if self.found:
             yield Static("gpt-oss models found on this machine:", classes="found")
             for index, model in enumerate(self.found):
-                label = f"Chat with {model.path.name} ({model.size_gb:.1f} GB, {model.source})"
+                label = literal(f"Chat with {model.path.name} ({model.size_gb:.1f} GB, {model.source})")
                 yield Button(label, id=f"found-{index}", variant="primary")
         else:
             yield Static(

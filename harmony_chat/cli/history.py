@@ -105,7 +105,7 @@ def export_command(
     ctx: typer.Context,
     conversation: int,
     export_format: Annotated[str, typer.Option("--format", "-f", help="md, json or harmony.")] = "md",
-    with_reasoning: Annotated[bool, typer.Option("--with-reasoning", help="Add stored analysis (md).")] = False,
+    with_reasoning: Annotated[bool, typer.Option("--with-reasoning", help="Add stored analysis.")] = False,
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Write here instead of stdout.")] = None,
     history_db: DbOpt = None,
 ) -> None:
@@ -120,7 +120,8 @@ def export_command(
     else:
         from harmony_chat.harmony.vocab import load_encoding
 
-        text = to_json(stored, load_encoding()) if export_format == "json" else to_harmony(stored, load_encoding())
+        exporter = to_json if export_format == "json" else to_harmony
+        text = exporter(stored, load_encoding(), with_reasoning)
     if out is None:
         print(text, end="")
     else:

@@ -1,4 +1,4 @@
-"""The ``harmony-chat`` command line (Typer).
+"""The ``harmony-chat`` root command, `models`, `ask` and `bench`, and the entry point (Typer).
 
 Imports stay light here so ``harmony-chat --help`` is instant: llama.cpp, openai-harmony and
 Textual load only inside the command that needs them.
@@ -14,8 +14,8 @@ import typer
 from typer.exceptions import TyperException
 
 from harmony_chat import __version__
+from harmony_chat.cli.history import RootOptions, app_history, history_app
 from harmony_chat.errors import HarmonyChatError
-from harmony_chat.history_cli import RootOptions, app_history, history_app
 
 app = typer.Typer(
     name="harmony-chat",
@@ -206,7 +206,7 @@ def ask(
     ] = False,
 ) -> None:
     """Ask one question; the final answer streams to stdout."""
-    from harmony_chat.ask import AskRequest, run_ask
+    from harmony_chat.cli.ask import AskRequest, run_ask
 
     request = AskRequest(
         prompt=prompt,

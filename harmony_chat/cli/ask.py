@@ -1,8 +1,10 @@
 """``harmony-chat ask``: one turn from the command line, scriptable.
 
-stdout carries the final channel only (or raw tokens with ``--raw``, or JSON Lines with
-``--json``); preambles, tool calls and notices go to stderr; analysis is never printed unless
-``--show-reasoning`` asks for it, labelled, on stderr.
+stdout carries the answer only (or raw tokens with ``--raw``, or JSON Lines with ``--json``);
+preambles, tool calls and notices go to stderr. What counts as an answer, a preamble or hidden
+reasoning is decided by :mod:`~harmony_chat.harmony.visibility`: hidden text (analysis, text
+without a header, unknown channels) is never printed, not even inside ``--json`` events, unless
+``--show-reasoning`` asks for it (labelled, on stderr).
 """
 
 from __future__ import annotations
@@ -26,13 +28,16 @@ from harmony_chat.harmony.events import (
     ContentDelta,
     MessageFinished,
     MessageStarted,
+    NoAnswer,
     RawToken,
     Recovery,
     ToolCall,
     TurnFinished,
 )
+from harmony_chat.harmony.header import plain_content_type
 from harmony_chat.harmony.session import ChatSession
 from harmony_chat.harmony.turn import PromptReady, TurnEvent, TurnOptions, TurnStats, run_turn
+from harmony_chat.harmony.visibility import Display, display_of, is_answer
 
 
 class UsageProblem(HarmonyChatError):
@@ -139,7 +144,7 @@ def build_session(request: AskRequest, model_path: Path | None, context_size: in
         session.add_user(prompt)
     elif request.conversation is None:
         raise UsageProblem("give a PROMPT (or - to read stdin), or --conversation FILE to continue one")
-    elif not session.history or session.history[-1].channel == "final":
+    elif not session.history or is_answer(session.history[-1]):
         raise UsageProblem("the conversation ends with an answer; give a PROMPT to continue it")
     return session
 
@@ -154,6 +159,8 @@ class AskPrinter:
         self.session = session
         self._wrote_final = ""
         self._stderr_open = False
+        self.no_answer = False
+        """True once the turn ended without an answer (a NoAnswer event)."""
 
     def _note(self, text: str) -> None:
         self._end_stderr_line()
@@ -164,9 +171,14 @@ class AskPrinter:
             print(file=self.err, flush=True)
             self._stderr_open = False
 
-    def _visible_on_stderr(self, channel: str | None, recipient: str | None) -> bool:
-        preamble = channel == "commentary" and not recipient
-        return preamble or (self.request.show_reasoning and channel == "analysis" and not recipient)
+    def _stderr_label(self, channel: str | None, recipient: str | None) -> str | None:
+        """The label text on ``channel`` gets on stderr, or None when it is not printed there."""
+        display = display_of(channel, recipient)
+        if display is Display.PREAMBLE:
+            return "[preamble] "
+        if display is Display.DEBUG and self.request.show_reasoning:
+            return "[reasoning] "
+        return None
 
     def handle(self, event: TurnEvent) -> None:
         """Print one event."""
@@ -189,29 +201,44 @@ class AskPrinter:
                 self.out.write(event.text)
                 self.out.flush()
         elif isinstance(event, ContentDelta):
-            if event.channel == "final" and not event.recipient:
+            if display_of(event.channel, event.recipient) is Display.ANSWER:
                 self.out.write(event.text)
                 self.out.flush()
                 self._wrote_final = event.text
-            elif self._visible_on_stderr(event.channel, event.recipient):
+            elif self._stderr_label(event.channel, event.recipient) is not None:
                 self.err.write(event.text)
                 self.err.flush()
         elif isinstance(event, MessageStarted):
-            if self._visible_on_stderr(event.channel, event.recipient):
-                label = "[preamble] " if event.channel == "commentary" else "[reasoning] "
+            if (label := self._stderr_label(event.channel, event.recipient)) is not None:
                 self._end_stderr_line()
                 self.err.write(label)
                 self._stderr_open = True
         elif isinstance(event, MessageFinished):
             self._end_stderr_line()
         elif isinstance(event, ToolCall):
-            self._note(f"[tool call] {event.name} {event.arguments}")
+            if event.runnable:
+                self._note(f"[tool call] {event.name} {event.arguments}")
+            else:
+                self._note(f"[tool call] {event.name} was not run: {event.error}")
         elif isinstance(event, Recovery):
             self._note(f"[recovered] {event.kind}: {event.detail}")
+        elif isinstance(event, NoAnswer):
+            self._no_answer(event)
+
+    def _no_answer(self, event: NoAnswer) -> None:
+        self.no_answer = True
+        self._note(f"[no answer] {event.detail}")
+
+    def _hidden(self, channel: str | None, recipient: str | None) -> bool:
+        """Whether text on ``channel`` must stay out of this output (not a debug view)."""
+        return not self.request.show_reasoning and display_of(channel, recipient) is Display.DEBUG
 
     def _json(self, event: TurnEvent) -> None:
         payload: dict[str, object]
-        if isinstance(event, TurnStats):
+        if isinstance(event, NoAnswer):
+            self._no_answer(event)
+            payload = {"type": "no_answer", "detail": event.detail}
+        elif isinstance(event, TurnStats):
             payload = event.as_dict()
         elif isinstance(event, RawToken):
             payload = {
@@ -221,23 +248,30 @@ class AskPrinter:
                 "special": event.special,
                 "channel": event.channel,
             }
+            if self._hidden(event.channel, event.recipient) or (event.special and not self.request.show_reasoning):
+                payload.pop("text")  # header words, markup and hidden text are for debug views only
         elif isinstance(event, MessageStarted):
             payload = {
                 "type": "message_started",
                 "channel": event.channel,
                 "recipient": event.recipient,
-                "content_type": event.content_type,
+                "content_type": plain_content_type(event.content_type),
             }
         elif isinstance(event, ContentDelta):
             payload = {"type": "delta", "channel": event.channel, "text": event.text, "recipient": event.recipient}
+            if self._hidden(event.channel, event.recipient):
+                payload.pop("text")
         elif isinstance(event, MessageFinished):
             payload = {
                 "type": "message_finished",
                 "channel": event.channel,
+                "recipient": event.message.recipient,
                 "text": event.text,
                 "end_token": event.end_token,
                 "truncated": event.truncated,
             }
+            if self._hidden(event.channel, event.message.recipient):
+                payload.pop("text")
         elif isinstance(event, ToolCall):
             payload = {
                 "type": "tool_call",
@@ -245,7 +279,9 @@ class AskPrinter:
                 "recipient": event.recipient,
                 "arguments": event.arguments,
                 "channel": event.channel,
-                "content_type": event.content_type,
+                "content_type": plain_content_type(event.content_type),
+                "repaired": event.repaired,
+                "error": event.error,
             }
         elif isinstance(event, Recovery):
             payload = {"type": "recovery", "kind": event.kind, "detail": event.detail}
@@ -253,12 +289,6 @@ class AskPrinter:
             payload = {"type": "turn_finished", "reason": event.reason.value, "truncated": event.truncated}
         else:
             return
-        if (
-            not self.request.show_reasoning
-            and payload.get("channel") == "analysis"
-            and payload["type"] in ("delta", "message_finished")
-        ):
-            payload.pop("text", None)
         print(json.dumps(payload, ensure_ascii=False), file=self.out, flush=True)
 
     def _finish(self, event: TurnStats) -> None:
@@ -272,7 +302,7 @@ class AskPrinter:
             self._note(f"[stopped] the answer was cut off at {event.max_tokens} tokens, the room left in the context")
         elif event.reason.value == "length":
             self._note(f"[stopped] the answer was cut off at --max-tokens {self.request.max_tokens}")
-        elif event.reason.value == "call" and not self.request.json:
+        elif event.reason.value == "call" and not self.no_answer and not self.request.json:
             self._note("[waiting] add the tool result to the saved conversation and continue with --conversation")
         if event.evicted_turns:
             self._note(f"[context] left out the {event.evicted_turns} oldest turns to fit the context")

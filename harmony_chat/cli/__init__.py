@@ -1,0 +1,11 @@
+"""The ``harmony-chat`` command line: the app, ``ask``, ``history``, ``bench``, ``models`` (Typer).
+
+Imports stay light here so ``harmony-chat --help`` is instant: llama.cpp, openai-harmony and
+Textual load only inside the command that needs them.
+"""
+
+from __future__ import annotations
+
+from harmony_chat.cli.root import app, main, run
+
+__all__ = ["app", "main", "run"]

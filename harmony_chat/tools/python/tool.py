@@ -1,0 +1,235 @@
+"""The ``python`` built-in tool: a stateful, contained Jupyter kernel per conversation.
+
+The model addresses it as ``python`` (on the analysis channel) with code as the message body.
+``PythonTool.run`` blocks (call it from a worker thread), never raises, and returns a
+``ToolResult`` whose text is what the model reads: printed output, the last expression's value,
+the traceback of an error, saved images and written files by path, and a note when the code
+timed out, was stopped, or took the kernel down. The kernel starts on the first call and again
+after it dies; variables persist between calls in between.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+
+from openai_harmony import ToolNamespaceConfig
+
+from harmony_chat.locations import data_dir
+from harmony_chat.tools.base import ToolResult, ToolStatus
+from harmony_chat.tools.output import OUTPUT_LIMIT_BYTES
+from harmony_chat.tools.python.container import ContainerRunner
+from harmony_chat.tools.python.kernel import LAUNCHER, KernelProcess, Outcome
+from harmony_chat.tools.python.sandbox import (
+    MNT_DATA,
+    LaunchPlan,
+    Platform,
+    SandboxLimits,
+    build_plan,
+    describe,
+    probe_platform,
+)
+from harmony_chat.tools.python.transcript import Transcript, changed_files, snapshot
+
+DEFAULT_TIMEOUT_S = 120.0
+RECIPIENTS = frozenset({"python", "python.exec", "python.run", "python.execute", "python.python"})
+
+
+def workdir_for(conversation_id: str) -> Path:
+    """The working folder of one conversation's kernel, under the data dir."""
+    safe = "".join(char if char.isalnum() or char in "-_" else "_" for char in conversation_id) or "default"
+    return data_dir() / "python" / safe
+
+
+class PythonTool:
+    """A Jupyter kernel in a sandbox, for one conversation; thread-safe, one call at a time."""
+
+    def __init__(
+        self,
+        conversation_id: str | None = None,
+        *,
+        workdir: Path | None = None,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+        limits: SandboxLimits | None = None,
+        container: ContainerRunner | None = None,
+        output_limit_bytes: int = OUTPUT_LIMIT_BYTES,
+        platform: Platform | None = None,
+    ) -> None:
+        self._workdir = workdir or workdir_for(conversation_id or uuid.uuid4().hex)
+        self.timeout_s = timeout_s
+        self.limits = limits or SandboxLimits()
+        self.container = container
+        self.output_limit_bytes = output_limit_bytes
+        self._lock = threading.Lock()
+        self._kernel: KernelProcess | None = None
+        self._closed = False
+        self._pending_note = ""
+        self._platform = platform
+
+    @property
+    def workdir(self) -> Path:
+        """The working folder on this machine (the code sees it as ``workdir_shown``)."""
+        return self._workdir
+
+    @property
+    def platform(self) -> Platform:
+        """What this machine allows (probed once per process unless given)."""
+        return self._platform or probe_platform()
+
+    @property
+    def workdir_shown(self) -> str:
+        """The working folder's path as the code sees it: ``/mnt/data`` when the sandbox maps it."""
+        if self.container is not None:
+            return MNT_DATA
+        plan = self._kernel.plan if self._kernel else None
+        if plan is not None:
+            return plan.workdir_inside
+        return MNT_DATA if self.platform.files_hidden and Path("/mnt").is_dir() else str(self._workdir.resolve())
+
+    def namespace(self) -> ToolNamespaceConfig:
+        """The ``python`` tool as the system message declares it (timeout, folder and network made true)."""
+        config = ToolNamespaceConfig.python()
+        text = config.description.replace("120.0 seconds", f"{float(self.timeout_s):.1f} seconds")
+        if self.workdir_shown != MNT_DATA:
+            text = text.replace("'/mnt/data'", repr(self.workdir_shown))
+        blocked = self.container.network == "none" if self.container else self.platform.network_blocked
+        if blocked:
+            text = text.replace(
+                "Internet access for this session is UNKNOWN. Depends on the cluster.",
+                "Internet access for this session is disabled.",
+            )
+        return ToolNamespaceConfig(name=config.name, description=text, tools=list(config.tools))
+
+    @staticmethod
+    def handles(recipient: str) -> bool:
+        """True for the recipients gpt-oss uses for this tool: ``python`` and ``python.<verb>``."""
+        name = recipient.strip().split(" ", 1)[0].split("<", 1)[0]
+        return name in RECIPIENTS or name.startswith("python.")
+
+    def containment(self) -> str:
+        """What is contained on this machine, for the approval dialog's warning."""
+        if self.container is not None:
+            return self.container.describe(self.limits)
+        return describe(self.platform, self.limits, self.workdir_shown)
+
+    def _plan(self, ipc_dir: Path, kernel_argv: list[str]) -> LaunchPlan:
+        if self.container is not None:
+            return self.container.plan(self.limits, workdir=self._workdir, ipc_dir=ipc_dir, kernel_argv=kernel_argv)
+        return build_plan(
+            self.platform,
+            self.limits,
+            workdir=self._workdir,
+            ipc_dir=ipc_dir,
+            data_dir=data_dir(),
+            kernel_argv=kernel_argv,
+            launcher=LAUNCHER,
+        )
+
+    def _ensure_kernel(self) -> KernelProcess:
+        kernel = self._kernel
+        if kernel is not None and kernel.alive():
+            return kernel
+        if kernel is not None:
+            self._pending_note = (
+                f"[note: the Python kernel had stopped ({kernel.exit_note()}); this ran in a fresh kernel,"
+                " earlier variables are gone]"
+            )
+            kernel.close()
+            self._kernel = None
+        self._workdir.mkdir(parents=True, exist_ok=True)
+        kernel = KernelProcess(self._plan, self._workdir)
+        self._kernel = kernel
+        try:
+            kernel.start()
+        except BaseException:
+            kernel.close()
+            self._kernel = None
+            raise
+        return kernel
+
+    def start(self) -> None:
+        """Start the kernel now (it otherwise starts on the first call); raise ``KernelStartError``."""
+        with self._lock:
+            self._ensure_kernel()
+
+    def run(self, code: str, *, timeout_s: float | None = None, should_stop: Callable[[], bool]) -> ToolResult:
+        """Run ``code`` in the kernel and block until it ends; never raises."""
+        started = time.monotonic()
+        limit = self.timeout_s if timeout_s is None else timeout_s
+        with self._lock:
+            if self._closed:
+                return ToolResult("[the python tool is closed]", "failed", elapsed_s=0.0)
+            try:
+                kernel = self._ensure_kernel()
+            except Exception as error:  # noqa: BLE001 - KernelStartError, OSError, or ZeroMQ failing: all one line
+                return ToolResult(
+                    f"[the Python kernel could not start: {error}]", "failed", elapsed_s=time.monotonic() - started
+                )
+            notes = [self._pending_note] if self._pending_note else []
+            self._pending_note = ""
+            shown = kernel.plan.workdir_inside if kernel.plan else str(self._workdir)
+            before = snapshot(self._workdir)
+            transcript = Transcript(self._workdir, shown, self.output_limit_bytes)
+            try:
+                deadline = time.monotonic() + limit  # the kernel's start does not count against the code
+                outcome = kernel.run_code(code, transcript, deadline=deadline, should_stop=should_stop)
+            except Exception as error:  # noqa: BLE001 - a broken channel must not reach the UI
+                kernel.kill()
+                outcome = Outcome("died", f"the connection to it failed: {error}")
+            status, note = self._ending(outcome, limit, kernel)
+            if note:
+                notes.append(note)
+            files = changed_files(before, snapshot(self._workdir), shown)
+            text, truncated = transcript.text(notes=notes, files=files)
+            if status == "done" and transcript.error_name:
+                status = "failed"
+            return ToolResult(text, status, truncated, time.monotonic() - started)
+
+    def _ending(self, outcome: Outcome, limit: float, kernel: KernelProcess) -> tuple[ToolStatus, str]:
+        if outcome.ending == "idle":
+            return "done", ""
+        if self._closed:
+            kernel.close()
+            self._kernel = None
+            return "cancelled", "[the python tool was closed while the code ran]"
+        if outcome.ending in ("timeout", "cancelled"):
+            what = f"timed out after {limit:g} s" if outcome.ending == "timeout" else "was stopped by the user"
+            return (
+                outcome.ending,
+                f"[execution {what}: the code was interrupted; the kernel and its variables are kept]",
+            )
+        if outcome.ending == "stuck":
+            kernel.close()
+            self._kernel = None
+            return "timeout", (
+                "[execution did not stop when interrupted: the kernel was restarted and its variables are lost]"
+            )
+        kernel.close()
+        self._kernel = None
+        self._pending_note = ""
+        return "failed", (
+            f"[the Python kernel died ({outcome.exit_note or 'no exit status'}); its variables are lost,"
+            " the next call starts a fresh kernel]"
+        )
+
+    def restart(self) -> None:
+        """Throw the kernel away (variables and all); the next call starts a fresh one."""
+        with self._lock:
+            if self._kernel is not None:
+                self._kernel.close()
+                self._kernel = None
+            self._pending_note = ""
+
+    def close(self) -> None:
+        """Stop the kernel and every process it started; safe to call twice, from any thread."""
+        self._closed = True
+        kernel = self._kernel
+        if kernel is not None:
+            kernel.kill()
+        with self._lock:
+            if self._kernel is not None:
+                self._kernel.close()
+                self._kernel = None

@@ -1,0 +1,103 @@
+"""Loading models from the chat screen: progress, failures, the welcome panel, switching models.
+
+Loads are numbered (``load_id``): what a load the user has moved on from, or the model search
+behind its welcome panel, reports late is ignored, so an old error panel never comes back.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, cast
+
+from textual import on, work
+from textual.containers import VerticalScroll
+from textual.message import Message
+from textual.screen import Screen
+
+from harmony_chat.backends.base import ModelBackend
+from harmony_chat.tui.messages import ModelFailed, ModelLoading, ModelsFound
+from harmony_chat.tui.widgets.status_bar import StatusBar
+from harmony_chat.tui.widgets.welcome import WelcomePanel
+
+if TYPE_CHECKING:
+    from harmony_chat.tui.app import HarmonyChatApp
+
+
+class ModelLoader(Screen[None]):
+    """Model loading and the welcome panel (mixed into the chat screen)."""
+
+    backend: ModelBackend | None
+    load_id: int
+    """Counts model loads (set by the chat screen)."""
+
+    @property
+    def chat_app(self) -> HarmonyChatApp:
+        """The app, typed."""
+        return cast("HarmonyChatApp", self.app)
+
+    @property
+    def status(self) -> StatusBar:
+        """The status bar (provided by the chat screen)."""
+        raise NotImplementedError
+
+    @property
+    def log_view(self) -> VerticalScroll:
+        """The scrolling conversation (provided by the chat screen)."""
+        raise NotImplementedError
+
+    def load(self) -> None:
+        """Load the configured model in a worker thread (beside the welcome panel for the pocket model)."""
+        self.load_id += 1
+        self.status.state = "loading"
+        self.status.model = "loading model…"
+        self._load_worker(self.load_id)
+        if self.chat_app.launch.uses_pocket:
+            self._find_models(None, self.load_id)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="load", description="Loading the model")
+    def _load_worker(self, load_id: int) -> None:
+        from harmony_chat.tui.generation import load_model
+
+        def post(message: Message) -> bool:
+            # A load the user has moved on from (another model picked meanwhile) reports nothing.
+            return load_id == self.load_id and self.post_message(message)
+
+        previous, self.backend = self.backend, None
+        if previous is not None:
+            previous.close()
+        self.backend = load_model(self.chat_app.launch, post, self.chat_app.backend_factory)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="discover", description="Finding models")
+    def _find_models(self, notice: str | None, load_id: int) -> None:
+        from harmony_chat.models import find_models
+
+        self.post_message(ModelsFound(find_models(), notice, load_id))
+
+    async def on_models_found(self, message: ModelsFound) -> None:
+        """Show the welcome panel with what was found (unless another model was chosen since)."""
+        if message.load_id != self.load_id:
+            return
+        for old in self.query(WelcomePanel):
+            await old.remove()
+        pocket = self.chat_app.launch.uses_pocket and message.notice is None
+        await self.log_view.mount(WelcomePanel(message.models, message.notice, pocket=pocket), before=0)
+        if message.notice:
+            self.status.state = "model failed to load"
+
+    def on_model_loading(self, message: ModelLoading) -> None:
+        """Show load progress."""
+        self.status.state = f"loading {message.step}/{message.total}: {message.label}"
+
+    def on_model_failed(self, message: ModelFailed) -> None:
+        """Show why the model did not load, with the way forward."""
+        self.status.model, self.status.state = "no model", "error"
+        self._find_models(message.error, self.load_id)
+
+    @on(WelcomePanel.StartDemo)
+    def start_demo(self, message: WelcomePanel.StartDemo) -> None:
+        """Switch to the pocket model or to the replayed conversations."""
+        self.chat_app.switch_model(demo=not message.replay, replay_demo=message.replay)
+
+    @on(WelcomePanel.LoadModel)
+    def load_found(self, message: WelcomePanel.LoadModel) -> None:
+        """Load a model the welcome panel found."""
+        self.chat_app.switch_model(path=message.path)

@@ -1,0 +1,179 @@
+"""The python tool's parts without a kernel: recipients, the declaration, plans, words, output, containers."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from openai_harmony import Conversation, HarmonyEncoding, Message, Role, SystemContent, ToolNamespaceConfig
+
+from harmony_chat.tools.python import ContainerRunner, PythonTool, SandboxLimits
+from harmony_chat.tools.python.kernel import connection_info, describe_exit
+from harmony_chat.tools.python.sandbox import Platform, build_plan, describe, sandbox_environment, unshare_args
+from harmony_chat.tools.python.transcript import Transcript, changed_files, snapshot, strip_ansi
+
+ROOT = Path(__file__).resolve().parents[3]
+FULL = Platform("full", False, unshare_args(False, "full"))
+NONE = Platform("none", False, reason="the unshare command is not installed")
+
+
+@pytest.mark.parametrize("recipient", ["python", "python.exec", "python.run", " python ", "python<|constrain|>"])
+def test_handles_the_recipients_gpt_oss_uses(recipient: str) -> None:
+    assert PythonTool.handles(recipient)
+
+
+@pytest.mark.parametrize("recipient", ["functions.python", "browser.search", "pythonista", "", "assistant"])
+def test_leaves_other_recipients_alone(recipient: str) -> None:
+    assert not PythonTool.handles(recipient)
+
+
+def test_namespace_is_harmonys_python_tool_made_true(encoding: HarmonyEncoding, tmp_path: Path) -> None:
+    tool = PythonTool(workdir=tmp_path, timeout_s=30, platform=FULL)
+    config = tool.namespace()
+    reference = ToolNamespaceConfig.python()
+    assert config.name == "python" and config.tools == []
+    assert "time out after 30.0 seconds" in config.description
+    assert "Internet access for this session is disabled." in config.description
+    assert config.description.startswith(reference.description.split("\n", 1)[0])
+    system = SystemContent.new().with_tools(config)
+    tokens = encoding.render_conversation_for_completion(
+        Conversation.from_messages([Message.from_role_and_content(Role.SYSTEM, system)]), Role.ASSISTANT
+    )
+    text = encoding.decode_utf8(tokens)
+    assert "# Tools\n\n## python\n\nUse this tool to execute Python code" in text
+    assert "'/mnt/data'" in text
+
+
+def test_namespace_without_namespaces_names_the_real_folder_and_unknown_network(tmp_path: Path) -> None:
+    tool = PythonTool(workdir=tmp_path / "work", platform=NONE)
+    text = tool.namespace().description
+    assert repr(str((tmp_path / "work").resolve())) in text
+    assert "Internet access for this session is UNKNOWN" in text
+    assert "time out after 120.0 seconds" in text
+
+
+def test_containment_says_what_is_not_contained(tmp_path: Path) -> None:
+    weak = PythonTool(workdir=tmp_path, platform=NONE).containment()
+    assert "network is not blocked" in weak and "can read and write your files" in weak
+    assert "the unshare command is not installed" in weak and "no limit on the number of processes" in weak
+    strong = describe(FULL, SandboxLimits(), "/mnt/data")
+    assert strong.startswith("Contained: no network;") and "Not contained" not in strong
+    assert "128 processes" in strong
+    root_network = describe(Platform("network", True, unshare_args(True, "network")), SandboxLimits(), "/w")
+    assert "no limit on the number of processes" in root_network and "can read and write your files" in root_network
+
+
+def test_environment_is_an_allow_list(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-x")
+    monkeypatch.setenv("SSH_AUTH_SOCK", "/run/agent")
+    monkeypatch.setenv("LC_ALL", "C.UTF-8")
+    env = sandbox_environment("/mnt/data/.home", "/tmp", None)
+    assert env["HOME"] == "/mnt/data/.home" and env["LC_ALL"] == "C.UTF-8"
+    assert "OPENAI_API_KEY" not in env and "SSH_AUTH_SOCK" not in env and "PYTHONPATH" not in env
+
+
+def test_full_plan_hides_home_and_data_and_binds_the_folders(tmp_path: Path) -> None:
+    work, ipc, data = tmp_path / "data" / "python" / "c1", tmp_path / "ipc", tmp_path / "data"
+    plan = build_plan(
+        FULL, SandboxLimits(), workdir=work, ipc_dir=ipc, data_dir=data, kernel_argv=["py"], launcher=Path("l.py")
+    )
+    hidden = [root for root, _size in plan.spec["hide"]]
+    assert str(Path.home().resolve()) in hidden and "/tmp" in hidden and "/run" in hidden
+    assert (str(work.resolve()), "/mnt/data", False) in plan.spec["binds"]
+    assert plan.argv[: len(FULL.unshare_args)] == list(FULL.unshare_args)
+    assert plan.spec["drop"] == "capabilities" and plan.spec["cwd"] == "/mnt/data"
+    assert plan.spec["limits"]["processes"] == 128
+    assert plan.env == plan.spec["env"] and "OPENAI_API_KEY" not in plan.env
+
+
+def test_plan_without_namespaces_runs_in_the_real_folder_without_process_limit(tmp_path: Path) -> None:
+    plan = build_plan(
+        NONE, SandboxLimits(), workdir=tmp_path, ipc_dir=tmp_path, data_dir=tmp_path, kernel_argv=[], launcher=Path()
+    )
+    assert plan.argv[0] == sys.executable and plan.spec["hide"] == [] and plan.spec["drop"] == "none"
+    assert plan.workdir_inside == str(tmp_path.resolve()) and "processes" not in plan.spec["limits"]
+
+
+def test_launcher_runs_on_the_standard_library_alone() -> None:
+    code = (
+        "import runpy, sys\nrunpy.run_path(sys.argv[1], run_name='not_main')\n"
+        "assert not [m for m in sys.modules if m.startswith('harmony_chat')]"
+    )
+    launcher = ROOT / "harmony_chat" / "tools" / "python" / "launcher.py"
+    subprocess.run([sys.executable, "-I", "-S", "-c", code, str(launcher)], check=True, cwd="/")
+
+
+def test_importing_the_tool_loads_neither_zeromq_nor_textual() -> None:
+    code = (
+        "import sys, harmony_chat.tools.python\n"
+        "heavy = [m for m in ('zmq', 'jupyter_client', 'textual') if m in sys.modules]\nassert not heavy, heavy"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+
+
+def test_connection_uses_unix_sockets_with_short_paths(tmp_path: Path) -> None:
+    info = connection_info(Path("/tmp/hc-py-abcdefgh"))
+    assert info["transport"] == "ipc" and len(f"{info['ip']}-5") < 100
+    assert info["key"] != connection_info(Path("/tmp/x"))["key"]
+
+
+def test_exit_descriptions() -> None:
+    assert describe_exit(3, via_init=True) == "it exited with status 3"
+    assert "CPU time" in describe_exit(128 + 24, via_init=True)
+    assert "SIGKILL" in describe_exit(-9, via_init=False)
+    assert describe_exit(137, via_init=False) == "it exited with status 137"
+
+
+def test_transcript_orders_output_and_strips_colours(tmp_path: Path) -> None:
+    transcript = Transcript(tmp_path, "/mnt/data")
+    transcript.add({"msg_type": "stream", "content": {"name": "stdout", "text": "one\n"}})
+    transcript.add({"msg_type": "execute_result", "content": {"data": {"text/plain": "2"}}})
+    transcript.add(
+        {"msg_type": "error", "content": {"ename": "KeyboardInterrupt", "traceback": []}}, skip_interrupt=True
+    )
+    transcript.add({"msg_type": "error", "content": {"ename": "E", "traceback": ["\x1b[31mE\x1b[0m: bad"]}})
+    text, truncated = transcript.text(notes=["[note]"], files=["/mnt/data/a.txt"])
+    assert text == "one\n2\nE: bad\n[files written: /mnt/data/a.txt]\n[note]"
+    assert not truncated and transcript.error_name == "E"
+    assert strip_ansi("\x1b[1;32mok\x1b[0m") == "ok"
+    assert Transcript(tmp_path, "/w").text(notes=[], files=[]) == ("[no output]", False)
+
+
+def test_transcript_counts_what_it_no_longer_stores(tmp_path: Path) -> None:
+    transcript = Transcript(tmp_path, "/w", limit_bytes=100)
+    for _ in range(1000):
+        transcript.add({"msg_type": "stream", "content": {"text": "é" * 50}})
+    text, truncated = transcript.text(notes=[], files=[])
+    assert truncated and transcript.stored_bytes <= 101
+    assert "of 100,000 bytes left out" in text and text.startswith("é" * 50)
+
+
+def test_changed_files_lists_new_and_modified_but_not_the_sandbox_home(tmp_path: Path) -> None:
+    (tmp_path / "old.txt").write_text("a")
+    (tmp_path / ".home").mkdir()
+    before = snapshot(tmp_path)
+    (tmp_path / "new.txt").write_text("b")
+    (tmp_path / ".home" / "cache").write_text("c")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "deep.csv").write_text("d")
+    assert changed_files(before, snapshot(tmp_path), "/mnt/data") == ["/mnt/data/new.txt", "/mnt/data/sub/deep.csv"]
+
+
+def test_container_command_line(tmp_path: Path) -> None:
+    runner = ContainerRunner(engine="podman", image="example/py:1")
+    limits = SandboxLimits(memory_bytes=2 * 1024**3, processes=50)
+    argv = runner.command(limits, workdir=tmp_path, ipc_dir=Path("/tmp/ipc"), kernel_argv=["py", "-m", "k"], name="n")
+    assert argv[:3] == ["podman", "run", "--rm"]
+    assert argv[argv.index("--network") + 1] == "none" and "--read-only" in argv and "--userns=keep-id" in argv
+    assert argv[argv.index("--memory") + 1] == str(2 * 1024**3) and argv[argv.index("--pids-limit") + 1] == "50"
+    assert f"{tmp_path.resolve()}:/mnt/data" in argv and "/tmp/ipc:/tmp/ipc" in argv
+    assert argv[-4:] == ["example/py:1", "python", "-m", "k"]
+    plan = runner.plan(limits, workdir=tmp_path, ipc_dir=Path("/tmp/ipc"), kernel_argv=["py"])
+    assert plan.cleanup_argv is not None and plan.cleanup_argv[:3] == ["podman", "rm", "--force"]
+    assert plan.cleanup_argv[3] == plan.argv[plan.argv.index("--name") + 1]
+    tool = PythonTool(workdir=tmp_path, container=runner)
+    assert "podman container" in tool.containment() and tool.workdir_shown == "/mnt/data"
+    assert "disabled" in tool.namespace().description
