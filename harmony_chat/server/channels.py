@@ -1,17 +1,16 @@
-"""Where generated text goes in an API response: the server's one channel decision.
+"""Where generated text goes in an API response, by the app's one visibility policy.
 
-Everything the server decides about a harmony channel is in :func:`output_part`, so it can follow
-the app's visibility policy (``harmony_chat.harmony.visibility``) in one place once that lands:
-answers and preambles are content, tool calls are tool calls, everything else (analysis, text
-without a channel, unknown channels) is reasoning, which the client gets only in its reasoning
-fields, never as content.
+:func:`output_part` maps :mod:`harmony_chat.harmony.visibility` onto the APIs: what the user sees
+as an answer or a preamble is content, tool calls are tool calls, and everything the app shows
+only in debug views (analysis, text without a channel, unknown channels) is reasoning, which the
+client gets only in its reasoning fields, never as content.
 """
 
 from __future__ import annotations
 
 from enum import StrEnum
 
-from harmony_chat.harmony.header import addresses_tool
+from harmony_chat.harmony.visibility import Display, display_of
 
 
 class Part(StrEnum):
@@ -27,11 +26,12 @@ class Part(StrEnum):
 def output_part(channel: str | None, recipient: str | None) -> Part:
     """Classify generated text by its message's channel and recipient.
 
-    Preambles (``commentary`` without a recipient) are content: harmony says they are meant for
-    the user, and a client that shows only ``content`` would otherwise lose them.
+    Preambles are content: harmony says they are meant for the user, and a client that shows
+    only ``content`` would otherwise lose them.
     """
-    if addresses_tool(recipient):
+    display = display_of(channel, recipient)
+    if display is Display.TOOL:
         return Part.TOOL_CALL
-    if channel in ("final", "commentary"):
+    if display in (Display.ANSWER, Display.PREAMBLE):
         return Part.CONTENT
     return Part.REASONING

@@ -7,6 +7,7 @@ a finish reason and token usage with the reasoning tokens counted.
 
 from __future__ import annotations
 
+import json
 import secrets
 from dataclasses import dataclass, field
 
@@ -28,7 +29,7 @@ class Usage:
     cached_tokens: int = 0
     completion_tokens: int = 0
     reasoning_tokens: int = 0
-    """Generated tokens inside reasoning messages (their content and closing token)."""
+    """Generated tokens inside messages the app shows only in debug views (their content and closing token)."""
 
     @property
     def total_tokens(self) -> int:
@@ -103,6 +104,8 @@ class TurnReader:
         self.content: list[str] = []
         """Each content item's text (preambles and the answer), in order."""
         self.calls: list[CallMade] = []
+        self.malformed_calls = 0
+        """Calls whose arguments were unusable: not reported (the turn then ends with ``stop``)."""
         self.reason: StopReason | None = None
         self.error: str | None = None
         self._open: _Open | None = None
@@ -113,7 +116,7 @@ class TurnReader:
         if isinstance(event, PromptReady):
             self.usage.prompt_tokens = len(event.prompt.tokens)
         elif isinstance(event, RawToken):
-            if event.channel is not None and output_part(event.channel, None) is Part.REASONING:
+            if event.channel is not None and output_part(event.channel, event.recipient) is Part.REASONING:
                 self.usage.reasoning_tokens += 1
         elif isinstance(event, MessageStarted):
             self._close(out, truncated=False)
@@ -123,10 +126,7 @@ class TurnReader:
         elif isinstance(event, MessageFinished):
             self._close(out, truncated=event.truncated)
         elif isinstance(event, ToolCall):
-            call = CallMade(self.items, new_id("call"), function_name(event.name), event.arguments)
-            self.items += 1
-            self.calls.append(call)
-            out.append(call)
+            self._call(out, event)
         elif isinstance(event, TurnStats):
             self._close(out, truncated=True)
             self.reason = event.reason
@@ -134,6 +134,19 @@ class TurnReader:
             self.usage.completion_tokens = event.stats.generated_tokens
             self.usage.cached_tokens = event.stats.prompt_tokens_reused
         return out
+
+    def _call(self, out: list[OutputEvent], event: ToolCall) -> None:
+        """Report a call the client can run: malformed ones are left out (the app never runs them either)."""
+        if not event.runnable:
+            self.malformed_calls += 1
+            return
+        arguments = event.arguments
+        if event.repaired and event.parsed_arguments is not None:
+            arguments = json.dumps(event.parsed_arguments, ensure_ascii=False)
+        call = CallMade(self.items, new_id("call"), function_name(event.name), arguments)
+        self.items += 1
+        self.calls.append(call)
+        out.append(call)
 
     def _start(self, out: list[OutputEvent], channel: str | None, recipient: str | None) -> None:
         part = output_part(channel, recipient)

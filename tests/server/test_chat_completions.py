@@ -174,3 +174,17 @@ def test_response_format_is_announced_as_the_guides_section(encoding: HarmonyEnc
     prompt = _prompt(backend, encoding)
     section = "# Instructions\n\nMake lists.\n\n# Response Formats\n\n## shopping_list\n\n// the items\n"
     assert "<|start|>developer<|message|>" + section + json.dumps(schema, separators=(",", ":")) + "<|end|>" in prompt
+
+
+def test_malformed_calls_are_not_reported_and_repaired_ones_are_whole(encoding: HarmonyEncoding) -> None:
+    header = "<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>"
+    _, server = replay_server(encoding, header + "{location: Oslo}<|call|>", header + '{"location": "Oslo"<|call|>')
+    with server as running:
+        client = running.client()
+        malformed = client.chat.completions.create(model="replay-model", messages=USER, tools=[WEATHER])
+        repaired = client.chat.completions.create(model="replay-model", messages=USER, tools=[WEATHER])
+    assert malformed.choices[0].message.tool_calls is None and malformed.choices[0].finish_reason == "stop"
+    (call,) = repaired.choices[0].message.tool_calls or []
+    assert isinstance(call, ChatCompletionMessageFunctionToolCall)
+    assert json.loads(call.function.arguments) == {"location": "Oslo"}
+    assert repaired.choices[0].finish_reason == "tool_calls"
