@@ -15,6 +15,7 @@ from typer.exceptions import TyperException
 
 from harmony_chat import __version__
 from harmony_chat.cli.history import RootOptions, app_history, history_app
+from harmony_chat.cli.serve import serve
 from harmony_chat.errors import HarmonyChatError
 
 app = typer.Typer(
@@ -155,6 +156,7 @@ def root(
 
 
 app.add_typer(history_app, name="history")
+app.command()(serve)
 
 
 @app.command()

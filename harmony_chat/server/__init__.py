@@ -5,3 +5,8 @@ Chat Completions and the Responses API carry gpt-oss reasoning as the raw-CoT gu
 request builds its own harmony session from what the client sends; the app's chain-of-thought
 rule applies to it whatever the client sends back.
 """
+
+from __future__ import annotations
+
+API_KEY_ENV = "HARMONY_CHAT_API_KEY"
+"""The environment variable that holds the server's API key when ``--api-key`` is not given."""

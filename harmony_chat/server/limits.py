@@ -12,10 +12,9 @@ from collections.abc import Awaitable, Callable
 from starlette.requests import Request
 
 from harmony_chat.errors import HarmonyChatError
+from harmony_chat.server import API_KEY_ENV
 from harmony_chat.server.errors import ApiError
 
-API_KEY_ENV = "HARMONY_CHAT_API_KEY"
-"""The environment variable that holds the API key when ``--api-key`` is not given."""
 DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024
 DEFAULT_MAX_QUEUE = 32
 """Requests that may wait for the model while one generates; more get 429."""
