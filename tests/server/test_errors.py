@@ -119,7 +119,7 @@ def test_context_overflow_is_400(encoding: HarmonyEncoding) -> None:
 class FailingReplay(PromptRecordingReplay):
     """Fails after a few tokens (its first two turns), as a backend whose engine dies mid-turn."""
 
-    failures_left = 2
+    failures_left = 3
 
     def generate(
         self,
@@ -153,7 +153,11 @@ def test_backend_failure_is_500_or_an_error_event(encoding: HarmonyEncoding) -> 
             json={"model": "replay-model", "messages": USER, "stream": True},
         ) as streamed:
             lines = [line for line in streamed.iter_lines() if line.startswith("data:")]
+        events = list(client.responses.create(model="replay-model", input="What is 2 + 2?", stream=True))
         again = client.chat.completions.create(model="replay-model", messages=USER)  # the server is still fine
     assert "engine went away" in failed.value.message and "Traceback" not in str(failed.value.body)
     assert '"error"' in lines[-2] and "engine went away" in lines[-2] and lines[-1] == "data: [DONE]"
     assert again.choices[0].message.content == "2 + 2 = 4."
+    failed_event = events[-1]
+    assert failed_event.type == "response.failed" and failed_event.response.error is not None
+    assert "engine went away" in failed_event.response.error.message
