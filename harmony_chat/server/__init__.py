@@ -8,5 +8,8 @@ rule applies to it whatever the client sends back.
 
 from __future__ import annotations
 
-API_KEY_ENV = "HARMONY_CHAT_API_KEY"
-"""The environment variable that holds the server's API key when ``--api-key`` is not given."""
+SERVE_API_KEY_ENV = "HARMONY_CHAT_SERVE_API_KEY"
+"""The environment variable that holds the server's API key when ``--api-key`` is not given.
+
+Not ``HARMONY_CHAT_API_KEY``: that one is a remote engine's key (``--url``), which a server
+must not silently take as the key its own clients have to send."""

@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable
 from starlette.requests import Request
 
 from harmony_chat.errors import HarmonyChatError
-from harmony_chat.server import API_KEY_ENV
+from harmony_chat.server import SERVE_API_KEY_ENV
 from harmony_chat.server.errors import ApiError
 
 DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024
@@ -44,7 +44,7 @@ def check_bind(host: str, api_key: str | None) -> None:
     """
     if not is_loopback(host) and not api_key:
         raise UnsafeBind(
-            f"--host {host} would let other machines use the model: give --api-key (or set {API_KEY_ENV}), "
+            f"--host {host} would let other machines use the model: give --api-key (or set {SERVE_API_KEY_ENV}), "
             "or bind 127.0.0.1"
         )
 

@@ -24,12 +24,17 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_a_non_loopback_host_without_a_key_is_refused_in_one_line(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.delenv("HARMONY_CHAT_API_KEY", raising=False)
+    monkeypatch.delenv("HARMONY_CHAT_SERVE_API_KEY", raising=False)
+    monkeypatch.setenv("HARMONY_CHAT_API_KEY", "a-remote-engines-key")  # not a key for this server
     code = main(["serve", "--host", "0.0.0.0", "--replay", "/nonexistent.txt"])
     err = capsys.readouterr().err
     assert code == 2
     assert err.startswith("error: --host 0.0.0.0 would let other machines use the model") and err.count("\n") == 1
     assert "/nonexistent" not in err  # refused before the model is even looked for
+    monkeypatch.setenv("HARMONY_CHAT_SERVE_API_KEY", "the-servers-key")
+    code = main(["serve", "--host", "0.0.0.0", "--replay", "/nonexistent.txt"])
+    err = capsys.readouterr().err
+    assert code == 1 and "/nonexistent.txt" in err and "--host" not in err  # past the bind rule, to the model
 
 
 def _free_port() -> int:
