@@ -38,7 +38,9 @@ from harmony_chat.server import SERVE_API_KEY_ENV
 
 @app.command()
 def serve(
-    host: Annotated[str, typer.Option("--host", help="Address to listen on; not loopback needs --api-key.")] = "127.0.0.1",
+    host: Annotated[
+        str, typer.Option("--host", help="Address to listen on; not loopback needs --api-key.")
+    ] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", min=0, max=65535, help="Port to listen on.")] = 8000,
     api_key: Annotated[
         str | None,
