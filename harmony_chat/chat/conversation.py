@@ -266,9 +266,11 @@ class ChatConversation:
         return prefill_next_turn(self.session, self.backend)
 
     def close(self) -> None:
-        """Release the tools and the model."""
+        """Release the tools, a summary model of its own, and the model."""
         if self.tools is not None:
             self.tools.tools.close()
+        if self.summarizer is not None:
+            self.summarizer.close()
         self.backend.close()
 
     # -- history -----------------------------------------------------------------------------

@@ -94,6 +94,8 @@ class Summarizer:
     Args:
         encoding: the harmony encoding (the summary model must share gpt-oss's vocabulary).
         backend: the model that writes summaries (a remote engine); None: the turn's own model.
+        connect: builds that model when the first summary is due (a remote engine is only reached
+            then; if it cannot be, no summary is written and it is not tried again).
         live_every: analysis tokens between live summaries (0: a summary only when an analysis ends).
         max_tokens: most tokens a summary may take.
     """
@@ -103,6 +105,7 @@ class Summarizer:
         encoding: HarmonyEncoding,
         backend: ModelBackend | None = None,
         *,
+        connect: Callable[[], ModelBackend] | None = None,
         live_every: int = 0,
         max_tokens: int = SUMMARY_MAX_TOKENS,
     ) -> None:
@@ -110,7 +113,33 @@ class Summarizer:
         self.backend = backend
         self.live_every = max(0, live_every)
         self.max_tokens = max_tokens
+        self._connect = connect
         self._loaded = False
+        self._unavailable: str | None = None
+
+    def close(self) -> None:
+        """Release a summary model of its own (the turn's model is the conversation's to close)."""
+        if self.backend is not None:
+            self.backend.close()
+
+    def _writer(self, model: ModelBackend) -> ModelBackend:
+        """The model that writes the next summary (loaded on first use).
+
+        Raises:
+            Exception: whatever connecting or loading raised (remembered: it is not tried again).
+        """
+        if self._unavailable is not None:
+            raise RuntimeError(self._unavailable)
+        try:
+            if self.backend is None and self._connect is not None:
+                self.backend = self._connect()
+            if self.backend is not None and not self._loaded:
+                self.backend.load()
+                self._loaded = True
+        except Exception as error:
+            self._unavailable = str(error).splitlines()[0] if str(error) else type(error).__name__
+            raise
+        return self.backend or model
 
     def watch(self, model: ModelBackend, sampling: SamplingParams, should_stop: Callable[[], bool]) -> ReasoningWatch:
         """A watch for one turn on ``model`` (generate the turn with ``watch.model``)."""
@@ -132,15 +161,14 @@ class Summarizer:
         Never raises: any failure gives a summary without text, saying why.
         """
         started = time.perf_counter()
-        writer = self.backend or model
+        writer = model
         text: str | None = None
         failure: str | None = None
         stats = GenerationStats()
         before = writer.last_stats
         try:
-            if self.backend is not None and not self._loaded:
-                self.backend.load()
-                self._loaded = True
+            writer = self._writer(model)
+            before = writer.last_stats
             prompt = summary_prompt(self.encoding, context, live)
             room = writer.info.context_size - len(prompt)
             if room < MIN_ROOM:
