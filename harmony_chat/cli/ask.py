@@ -4,7 +4,9 @@ stdout carries the answer only (or raw tokens with ``--raw``, or JSON Lines with
 preambles, tool calls and notices go to stderr. What counts as an answer, a preamble or hidden
 reasoning is decided by :mod:`~harmony_chat.harmony.visibility`: hidden text (analysis, text
 without a header, unknown channels) is never printed, not even inside ``--json`` events, unless
-``--show-reasoning`` asks for it (labelled, on stderr).
+``--reasoning raw`` (or ``--show-reasoning``) asks for it (labelled, on stderr). ``--reasoning
+summary`` has the model summarise its reasoning instead (``[summary] …`` on stderr, a ``summary``
+event in ``--json``, with what it cost).
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ from typing import IO
 from harmony_chat.backends.base import ModelBackend, SamplingParams
 from harmony_chat.backends.replay import RecordingBackend, ReplayBackend
 from harmony_chat.backends.sources import resolve_model
+from harmony_chat.chat.events import ChatEvent, ReasoningSummary, SummaryStarted
+from harmony_chat.chat.summary import REASONING_MODES, ReasoningMode, Summarizer
 from harmony_chat.errors import HarmonyChatError, ModelError
 from harmony_chat.harmony.effort import Effort
 from harmony_chat.harmony.events import (
@@ -36,7 +40,7 @@ from harmony_chat.harmony.events import (
 )
 from harmony_chat.harmony.header import plain_content_type
 from harmony_chat.harmony.session import ChatSession
-from harmony_chat.harmony.turn import PromptReady, TurnEvent, TurnOptions, TurnStats, run_turn
+from harmony_chat.harmony.turn import PromptReady, TurnOptions, TurnStats, run_turn
 from harmony_chat.harmony.visibility import Display, display_of, is_answer
 
 
@@ -69,8 +73,25 @@ class AskRequest:
     save_conversation: Path | None = None
     show_prompt: bool = False
     show_reasoning: bool = False
+    """Show the raw chain of thought (``--show-reasoning``, the same as ``--reasoning raw``)."""
+    reasoning: str | None = None
+    """``hidden``, ``summary`` or ``raw`` (None: hidden, or raw with ``show_reasoning``)."""
     raw: bool = False
     json: bool = False
+
+    def reasoning_mode(self) -> ReasoningMode:
+        """The reasoning mode asked for; ``show_reasoning`` is set in raw mode.
+
+        Raises:
+            UsageProblem: for an unknown mode, or ``--show-reasoning`` with another mode.
+        """
+        mode = self.reasoning or ("raw" if self.show_reasoning else "hidden")
+        if mode not in REASONING_MODES:
+            raise UsageProblem(f"--reasoning takes {', '.join(REASONING_MODES)}, not {mode!r}")
+        if self.show_reasoning and mode != "raw":
+            raise UsageProblem(f"--show-reasoning is --reasoning raw; it does not go with --reasoning {mode}")
+        self.show_reasoning = mode == "raw"
+        return mode
 
 
 def make_backend(request: AskRequest) -> tuple[ModelBackend, Path | None]:
@@ -161,6 +182,8 @@ class AskPrinter:
         self._stderr_open = False
         self.no_answer = False
         """True once the turn ended without an answer (a NoAnswer event)."""
+        self.summaries: list[ReasoningSummary] = []
+        """The turn's reasoning summaries (their cost goes into the ``--json`` stats line)."""
 
     def _note(self, text: str) -> None:
         self._end_stderr_line()
@@ -180,9 +203,11 @@ class AskPrinter:
             return "[reasoning] "
         return None
 
-    def handle(self, event: TurnEvent) -> None:
+    def handle(self, event: ChatEvent) -> None:
         """Print one event."""
-        if isinstance(event, PromptReady):
+        if isinstance(event, ReasoningSummary | SummaryStarted):
+            self._summary(event)
+        elif isinstance(event, PromptReady):
             if self.request.show_prompt:
                 self._note("[prompt] " + self.session.encoding.decode(event.prompt.tokens))
             if event.answer_capped:
@@ -225,6 +250,20 @@ class AskPrinter:
         elif isinstance(event, NoAnswer):
             self._no_answer(event)
 
+    def _summary(self, event: ReasoningSummary | SummaryStarted) -> None:
+        """A summary goes to stderr as ``[summary] …`` (nothing when it failed), or as JSON events."""
+        if isinstance(event, ReasoningSummary):
+            self.summaries.append(event)
+        if self.request.json:
+            if isinstance(event, ReasoningSummary):
+                payload = event.as_dict()
+            else:
+                payload = {"type": "summary_started", "part": event.part, "live": event.live}
+                payload["analysis_tokens"] = event.analysis_tokens
+            print(json.dumps(payload, ensure_ascii=False), file=self.out, flush=True)
+        elif isinstance(event, ReasoningSummary) and event.text is not None:
+            self._note(f"[summary] {event.text}")
+
     def _no_answer(self, event: NoAnswer) -> None:
         self.no_answer = True
         self._note(f"[no answer] {event.detail}")
@@ -233,13 +272,19 @@ class AskPrinter:
         """Whether text on ``channel`` must stay out of this output (not a debug view)."""
         return not self.request.show_reasoning and display_of(channel, recipient) is Display.DEBUG
 
-    def _json(self, event: TurnEvent) -> None:
+    def _json(self, event: ChatEvent) -> None:
         payload: dict[str, object]
         if isinstance(event, NoAnswer):
             self._no_answer(event)
             payload = {"type": "no_answer", "detail": event.detail}
         elif isinstance(event, TurnStats):
             payload = event.as_dict()
+            if self.summaries:  # what the summaries added to the turn
+                figures = [summary.stats for summary in self.summaries]
+                payload["summaries"] = len(self.summaries)
+                payload["summary_tokens"] = sum(stats.generated_tokens for stats in figures)
+                payload["summary_prompt_tokens_evaluated"] = sum(stats.prompt_tokens_evaluated for stats in figures)
+                payload["summary_s"] = round(sum(summary.seconds for summary in self.summaries), 6)
         elif isinstance(event, RawToken):
             payload = {
                 "type": "token",
@@ -339,6 +384,7 @@ def run_ask(request: AskRequest, out: IO[str] | None = None, err: IO[str] | None
     err = err or sys.stderr
     if request.raw and request.json:
         raise UsageProblem("--raw and --json do not go together")
+    mode = request.reasoning_mode()
     backend, model_path = make_backend(request)
     info = backend.load()
     try:
@@ -350,8 +396,11 @@ def run_ask(request: AskRequest, out: IO[str] | None = None, err: IO[str] | None
             effort=request.effort,
         )
         printer = AskPrinter(request, out, err, session)
+        summarizer = Summarizer(session.encoding) if mode == "summary" else None
+        watch = summarizer.watch(backend, options.sampling, stop.is_set) if summarizer else None
         try:
-            for event in run_turn(session, backend, options, should_stop=stop.is_set):
+            events = run_turn(session, watch.model if watch else backend, options, should_stop=stop.is_set)
+            for event in watch.interleave(events) if watch else events:
                 printer.handle(event)
         finally:
             restore()

@@ -196,8 +196,16 @@ def ask(
     ] = None,
     show_prompt: Annotated[bool, typer.Option("--show-prompt", help="Print the rendered prompt on stderr.")] = False,
     show_reasoning: Annotated[
-        bool, typer.Option("--show-reasoning", help="Print the raw chain of thought on stderr, labelled.")
+        bool, typer.Option("--show-reasoning", help="Print the raw chain of thought on stderr (--reasoning raw).")
     ] = False,
+    reasoning: Annotated[
+        str | None,
+        typer.Option(
+            "--reasoning",
+            help="What to show of the reasoning on stderr: hidden (default), summary (the model summarises it, "
+            "costing an extra generation) or raw (the raw chain of thought, labelled).",
+        ),
+    ] = None,
     raw: Annotated[
         bool, typer.Option("--raw", help="Print every generated token, special tokens spelled out.")
     ] = False,
@@ -227,6 +235,7 @@ def ask(
         save_conversation=save_conversation,
         show_prompt=show_prompt,
         show_reasoning=show_reasoning,
+        reasoning=reasoning,
         raw=raw,
         json=json_lines,
     )
