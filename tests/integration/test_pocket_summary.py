@@ -9,7 +9,7 @@ summary shows nothing.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 import pytest
 from openai_harmony import HarmonyEncoding
@@ -43,7 +43,7 @@ def chat(encoding: HarmonyEncoding, backend: LlamaCppBackend, summarizer: Summar
     return ChatConversation(session, backend, sampling=GREEDY, summarizer=summarizer, raw_tokens=False)
 
 
-def answer(events: list[ChatEvent]) -> str:
+def answer(events: Sequence[ChatEvent]) -> str:
     return "".join(e.text for e in events if isinstance(e, ContentDelta) and e.channel == "final")
 
 
