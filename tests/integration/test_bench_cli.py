@@ -48,6 +48,8 @@ def test_bench_reports_every_figure(capsys: pytest.CaptureFixture[str], tiny_ggu
         assert 0 < turn["evaluated"] < turn["prompt_tokens"] and turn["ttft_s"] > 0
         assert turn["prompt_tokens"] - turn["evaluated"] == round(turn["reused_share"] * turn["prompt_tokens"])
     assert all(turn["evaluated"] > 0 and turn["ttft_s"] > 0 for turn in theirs)
+    summary = report["summary"]
+    assert summary["turns"] == 5 and [row["decode_tokens_per_s"] for row in summary["gpt_oss_20b"]] == [10, 50, 200]
 
 
 @pytest.mark.llama
