@@ -79,7 +79,8 @@ class TurnRecorder:
 
         if isinstance(event, ReasoningSummary):
             if event.text is not None:  # a failed summary is not user-facing text: nothing to keep
-                self.store.add_summary(self.conversation, self.turn, event.text, event.as_dict())
+                figures = {key: value for key, value in event.as_dict().items() if key not in ("type", "text")}
+                self.store.add_summary(self.conversation, self.turn, event.text, figures)
         elif isinstance(event, MessageFinished):
             self._partial = []
             if not (event.truncated and is_tool_recipient(event.message.recipient)):

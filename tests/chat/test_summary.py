@@ -7,6 +7,7 @@ completion (after the prefilled ``<|channel|>final<|message|>``), then the rest 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Collection, Generator, Sequence
 from pathlib import Path
 
@@ -23,6 +24,7 @@ from harmony_chat.harmony import tokens as tk
 from harmony_chat.harmony.events import ContentDelta
 from harmony_chat.harmony.session import ChatSession
 from harmony_chat.harmony.turn import PromptReady, TurnStats
+from harmony_chat.history.export import to_json, to_markdown
 from harmony_chat.history.store import HistoryStore
 from tests.helpers import ids
 
@@ -221,6 +223,13 @@ def test_summaries_are_stored_searchable_and_never_resumed_as_messages(
     assert len(stored.messages) == 2  # the user's message and the answer: analysis is not stored
     assert [hit.conversation for hit in store.search("looked up")] == [conversation]
     assert store.list_conversations()[0].messages == 2
+    markdown = to_markdown(stored)
+    assert markdown.index("## You") < markdown.index("Reasoning summary (written by the model)")
+    assert markdown.index("> I looked up what the weather") < markdown.index("## Assistant")
+    assert "The user wants the weather" not in markdown
+    exported = json.loads(to_json(stored, encoding))
+    assert [s["text"] for s in exported["harmony_chat"]["summaries"]] == [kept.text]
+    assert "I looked up" not in json.dumps(exported["messages"])
     resumed, _ = chat_with(encoding, [WHOLE], None, store=store)
     resumed.resume(conversation)
     assert "I looked up" not in encoding.decode(resumed.session.render().tokens)
@@ -249,3 +258,18 @@ def test_pausing_outside_a_stream_does_nothing(encoding: HarmonyEncoding) -> Non
     model.pause()
     tokens = list(model.generate([1, 2, 3], SamplingParams(), tk.GENERATION_STOPS, lambda: False))
     assert tokens == ids(encoding, WHOLE) and not model.resumes and not model.streaming
+
+
+def test_stopping_during_the_summary_stops_it_and_the_turn_keeping_the_reasoning(encoding: HarmonyEncoding) -> None:
+    chat, backend = chat_with(encoding, [ANALYSIS, SUMMARY, REST], Summarizer(encoding))
+    stopped: list[bool] = []
+    events: list[ChatEvent] = []
+    for event in chat.send("Weather in Tokyo?", should_stop=lambda: bool(stopped)):
+        events.append(event)
+        if isinstance(event, SummaryStarted):
+            stopped.append(True)  # the user presses stop while the summary is being written
+    (summary,) = summaries(events)
+    assert summary.text is None and summary.failure == "the summary was stopped"
+    assert final_text(events) == "" and next(e for e in events if isinstance(e, TurnStats)).reason.value == "cancelled"
+    texts = [part.text for message in chat.session.history for part in message.content]
+    assert texts == ["Weather in Tokyo?", "The user wants the weather; Tokyo is sunny today."]
