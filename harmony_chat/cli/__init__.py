@@ -6,6 +6,8 @@ Textual load only inside the command that needs them.
 
 from __future__ import annotations
 
+from harmony_chat.cli import commands as _commands  # registers ask and bench on the app
 from harmony_chat.cli.root import app, main, run
 
 __all__ = ["app", "main", "run"]
+del _commands
