@@ -82,6 +82,8 @@ EffortOpt = Annotated[
 ]
 CtxOpt = Annotated[int, typer.Option("--ctx", min=256, help="Context size in tokens.")]
 GpuOpt = Annotated[int, typer.Option("--gpu-layers", help="Layers to offload to the GPU (-1: all).")]
+REPLAY_DELAY_S = 0.02
+"""Seconds between replayed tokens in the chat app, so a replay looks like a live model."""
 
 
 @app.callback(invoke_without_command=True)
@@ -115,11 +117,11 @@ def root(
     if ctx.invoked_subcommand is not None:
         ctx.obj = RootOptions(config, history_db)  # the history commands honour --config and --history-db
         return
+    from harmony_chat.chat.options import ChatOptions
     from harmony_chat.config import load_settings
-    from harmony_chat.launch import LaunchOptions
 
     settings = load_settings(config)
-    launch = LaunchOptions.from_settings(
+    options = ChatOptions.from_settings(
         settings,
         model=model,
         hf_repo=hf_repo,
@@ -131,6 +133,7 @@ def root(
         instructions=instructions,
         context=ctx_size,
         gpu_layers=gpu_layers,
+        replay_delay=REPLAY_DELAY_S,
     )
     history, history_off = app_history(history_db, settings, no_history, resume is not None or continue_latest)
     chosen: int | str | None = None
@@ -151,7 +154,7 @@ def root(
         history.recover_interrupted()
     from harmony_chat.tui.app import run_tui
 
-    run_tui(launch, settings, history, chosen, history_off)
+    run_tui(options, settings, history, chosen, history_off)
 
 
 app.add_typer(history_app, name="history")

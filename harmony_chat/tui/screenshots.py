@@ -12,9 +12,10 @@ from textual.pilot import Pilot
 
 from harmony_chat.backends.base import ModelBackend
 from harmony_chat.backends.replay import ReplayBackend, SteppingClock
+from harmony_chat.chat.factory import create_backend
+from harmony_chat.chat.options import ChatOptions
 from harmony_chat.config import Settings, UiSettings
 from harmony_chat.demo import DEMO_QUESTIONS, choose_demo_turn, demo_recording
-from harmony_chat.launch import LaunchOptions, create_backend
 from harmony_chat.tui.app import HarmonyChatApp
 
 SIZE = (120, 36)
@@ -25,10 +26,10 @@ PINNED_DATE = "2026-11-21"
 def replay_factory(path: Path | None = None, delay: float = 0.0, name: str = "demo (replay)") -> Any:
     """A backend factory replaying ``path`` (the bundled demo by default) with repeatable timings.
 
-    Launch options that ask for the pocket model get it, through llama.cpp.
+    Options that ask for the pocket model get it, through llama.cpp.
     """
 
-    def factory(options: LaunchOptions) -> tuple[ModelBackend, Path | None]:
+    def factory(options: ChatOptions) -> tuple[ModelBackend, Path | None]:
         if options.uses_pocket:
             return create_backend(options)
         backend = ReplayBackend(
@@ -92,7 +93,7 @@ async def _pocket(pilot: Pilot[Any]) -> None:
 
 
 def _app(theme: str = "harmony-dark", replay: bool = True) -> HarmonyChatApp:
-    options = LaunchOptions(replay_demo=replay, start_date=PINNED_DATE)
+    options = ChatOptions(replay_demo=replay, start_date=PINNED_DATE)
     settings = Settings(ui=UiSettings(theme=theme, cursor_blink=False))
     return HarmonyChatApp(options, settings, backend_factory=replay_factory())
 
