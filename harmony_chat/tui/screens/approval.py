@@ -58,9 +58,8 @@ class ApprovalScreen(ModalScreen[Decision]):
         """Build the widget tree."""
         review = self.review
         with Vertical():
-            title = Content.assemble(
-                "The model wants to run a ", (visible(review.label), "bold"), ": ", (visible(review.tool), "bold")
-            )
+            label = visible(review.label)
+            title = Content.assemble((label[:1].upper() + label[1:], "bold"), ": ", (visible(review.tool), "bold"))
             yield Static(title, id="approval-title")
             where = review.server or "unknown"
             yield Static(literal(f"server: {where}   ·   called as: {review.called_as}"), id="approval-where")
