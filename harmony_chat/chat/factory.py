@@ -19,7 +19,9 @@ from harmony_chat.errors import HarmonyChatError
 if TYPE_CHECKING:
     from openai_harmony import HarmonyEncoding
 
+    from harmony_chat.chat.builtins import BuiltinTool
     from harmony_chat.chat.conversation import ChatConversation
+    from harmony_chat.chat.summary import Summarizer
     from harmony_chat.chat.tool_calls import ToolRunner
     from harmony_chat.history.store import HistoryStore
     from harmony_chat.tools.base import ToolProvider
@@ -50,7 +52,7 @@ def create_backend(options: ChatOptions) -> tuple[ModelBackend, Path | None]:
 def _model_backend(options: ChatOptions) -> tuple[ModelBackend, Path | None]:
     from harmony_chat.backends.replay import ReplayBackend
 
-    sources = [name for name in ("model", "hf_repo", "replay", "url") if getattr(options, name)]
+    sources = [name for name in ("model", "replay", "url") if getattr(options, name)]  # --model vs --hf-repo: below
     if len(sources) > 1 or (sources and (options.demo or options.replay_demo)):
         given = ", ".join(f"--{name.replace('_', '-')}" for name in sources)
         extra = " and --demo" if options.demo else " and --replay-demo" if options.replay_demo else ""
@@ -165,13 +167,52 @@ def start_tools(options: ChatOptions, on_notice: Callable[[str], None] | None = 
     return providers
 
 
+def builtin_tools(options: ChatOptions) -> list[BuiltinTool]:
+    """The built-in tools the options turn on (nothing starts until a call needs it)."""
+    from harmony_chat.chat.builtins import PythonBuiltin
+
+    tools: list[BuiltinTool] = []
+    if "python" in options.builtin:
+        tools.append(PythonBuiltin(options.python_timeout))
+    if "browser" in options.builtin:
+        from harmony_chat.chat.builtins import BrowserBuiltin
+
+        tools.append(
+            BrowserBuiltin(options.browser_provider, options.browser_url, allow_private=options.browser_allow_private)
+        )
+    return tools
+
+
 def tool_runner(options: ChatOptions, providers: list[ToolProvider], approver: Approver | None) -> ToolRunner:
-    """The tool runner for ``providers`` under the options' approval mode."""
+    """The tool runner for ``providers`` and the built-in tools, under the options' approval mode."""
     from harmony_chat.chat.tool_calls import ToolRunner
     from harmony_chat.chat.toolset import ToolSet
 
     policy = ApprovalPolicy.from_config(options.approve, options.always)
-    return ToolRunner(ToolSet(providers), policy, approver, options.tool_timeout)
+    return ToolRunner(
+        ToolSet(providers, builtin_tools(options)),
+        policy,
+        approver,
+        options.tool_timeout,
+        {"python": options.python_timeout},
+    )
+
+
+def create_summarizer(options: ChatOptions, model: LoadedModel) -> Summarizer:
+    """The summarizer the options name: the chat's own model (``same``), or a serving engine at a URL.
+
+    A remote engine is only reached when the first summary is due (if it cannot be, no summary is
+    shown); it gets no API key but ``$HARMONY_CHAT_API_KEY``, never the chat model's ``api_key``.
+    """
+    from harmony_chat.chat.summary import Summarizer
+
+    live_every = options.live_every if options.live_summaries else 0
+    if options.summarizer == "same":
+        return Summarizer(model.encoding, live_every=live_every)
+    from harmony_chat.backends.remote import create_remote_backend
+
+    url = options.summarizer
+    return Summarizer(model.encoding, connect=lambda: create_remote_backend(url), live_every=live_every)
 
 
 def create_conversation(
@@ -207,4 +248,5 @@ def create_conversation(
         sampling=options.sampling,
         max_steps=options.max_steps,
         raw_tokens=raw_tokens,
+        summarizer=create_summarizer(options, model) if options.reasoning == "summary" else None,
     )

@@ -162,7 +162,7 @@ def test_the_app_chats_with_history_off_where_none_can_be_kept(
 ) -> None:
     started: list[tuple[object, ...]] = []
     monkeypatch.setattr("harmony_chat.tui.app.run_tui", lambda *args: started.append(args))
-    monkeypatch.setattr("harmony_chat.cli._require_terminal", lambda: None)  # capsys is not a terminal
+    monkeypatch.setattr("harmony_chat.cli.root._require_terminal", lambda: None)  # capsys is not a terminal
     code, _, err = run(capsys, "--replay-demo", "--history-db", str(tmp_path))
     assert (code, err) == (0, "")
     ((_, _, history, _, history_off),) = started

@@ -131,7 +131,7 @@ class ToolControl(Screen[None]):
                 provider.close()
             return
         self.tool_providers = message.providers
-        self.tool_runner = message.runner if message.providers else None
+        self.tool_runner = message.runner if message.providers or message.runner.tools.builtins else None
         self.attach_tools()
         self.refresh_tool_count()
 
@@ -147,9 +147,9 @@ class ToolControl(Screen[None]):
 
     def refresh_tool_count(self) -> None:
         """Show how many tools the model has, and how many servers failed."""
-        if not self.tool_providers:
+        if self.tool_runner is None:
             return
-        count, failed, starting = 0, 0, 0
+        count, failed, starting = len(self.tool_runner.tools.builtins), 0, 0
         for provider in self.tool_providers:
             servers = getattr(provider, "servers_status", None)
             if servers is None:
@@ -236,7 +236,7 @@ class ToolControl(Screen[None]):
             screen.dismiss(Decision(Choice.DENY, STOPPED_REASON))
 
     def close_tools_now(self) -> None:
-        """Stop every tool provider (blocks up to a few seconds; call off the UI thread or at exit)."""
-        providers, self.tool_providers = self.tool_providers, []
-        for provider in providers:
-            provider.close()
+        """Stop every tool (blocks up to a few seconds; call off the UI thread or at exit)."""
+        runner, self.tool_runner, self.tool_providers = self.tool_runner, None, []
+        if runner is not None:
+            runner.tools.close()

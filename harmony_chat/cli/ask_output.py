@@ -1,29 +1,30 @@
-"""``harmony-chat ask``: one turn from the command line, scriptable.
+"""How ``ask`` writes a turn: the answer on stdout, notices on stderr, or JSON Lines.
 
 stdout carries the answer only (or raw tokens with ``--raw``, or JSON Lines with ``--json``);
-preambles, tool calls and notices go to stderr. What counts as an answer, a preamble or hidden
-reasoning is decided by :mod:`~harmony_chat.harmony.visibility`: hidden text (analysis, text
-without a header, unknown channels) is never printed, not even inside ``--json`` events, unless
-``--show-reasoning`` asks for it (labelled, on stderr).
+preambles, tool calls and results and notices go to stderr. What counts as an answer, a preamble
+or hidden reasoning is decided by :mod:`~harmony_chat.harmony.visibility`: hidden text (analysis,
+text without a header, unknown channels) is never printed, not even inside ``--json`` events,
+unless ``--reasoning raw`` (``--show-reasoning``) asks for it (labelled, on stderr). In summary
+mode the model's summary of it goes to stderr as ``[summary] …`` (nothing when it failed), and to
+``--json`` as a ``summary`` event with what it cost.
 """
 
 from __future__ import annotations
 
 import json
-import signal
-import sys
-import threading
-from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
-from types import FrameType
 from typing import IO
 
-from harmony_chat.backends.base import ModelBackend, SamplingParams
-from harmony_chat.backends.replay import RecordingBackend, ReplayBackend
-from harmony_chat.backends.sources import resolve_model
-from harmony_chat.errors import HarmonyChatError, ModelError
-from harmony_chat.harmony.effort import Effort
+from harmony_chat.chat.events import (
+    ChatEvent,
+    Notice,
+    ReasoningSummary,
+    StepStarted,
+    SummaryStarted,
+    ToolFinished,
+    ToolLoopLimit,
+    ToolStarted,
+)
 from harmony_chat.harmony.events import (
     ContentDelta,
     MessageFinished,
@@ -36,123 +37,29 @@ from harmony_chat.harmony.events import (
 )
 from harmony_chat.harmony.header import plain_content_type
 from harmony_chat.harmony.session import ChatSession
-from harmony_chat.harmony.turn import PromptReady, TurnEvent, TurnOptions, TurnStats, run_turn
-from harmony_chat.harmony.visibility import Display, display_of, is_answer
-
-
-class UsageProblem(HarmonyChatError):
-    """The options given to ``ask`` do not make sense together."""
-
-    exit_code = 2
+from harmony_chat.harmony.turn import PromptReady, TurnEvent, TurnStats
+from harmony_chat.harmony.visibility import Display, display_of
 
 
 @dataclass(slots=True)
-class AskRequest:
-    """Everything ``ask`` was told on the command line."""
+class OutputMode:
+    """How ``ask`` prints (the flags of the command line that are about output)."""
 
-    prompt: str | None = None
-    model: Path | None = None
-    hf_repo: str | None = None
-    hf_file: str | None = None
-    replay: Path | None = None
-    demo: bool = False
-    """Use the bundled pocket gpt-oss."""
-    record: Path | None = None
-    effort: Effort | None = None
-    instructions: str | None = None
-    max_tokens: int = 4096
-    temperature: float = 1.0
-    seed: int | None = None
-    ctx: int = 16384
-    gpu_layers: int = 0
-    conversation: Path | None = None
-    save_conversation: Path | None = None
     show_prompt: bool = False
     show_reasoning: bool = False
+    """Print the raw chain of thought (raw mode)."""
     raw: bool = False
     json: bool = False
-
-
-def make_backend(request: AskRequest) -> tuple[ModelBackend, Path | None]:
-    """Build (not load) the backend the request names; return it with the GGUF path, if any."""
-    model_path = resolve_model(request.model, request.hf_repo, request.hf_file)
-    if request.demo:
-        if model_path is not None or request.replay is not None:
-            raise UsageProblem("--demo runs the pocket model; give no other model")
-        from harmony_chat.pocket import pocket_model_path
-
-        model_path = pocket_model_path()
-    backend: ModelBackend
-    if request.replay is not None:
-        if model_path is not None:
-            raise UsageProblem("give either a model or --replay, not both")
-        backend = ReplayBackend(request.replay, context_size=request.ctx)
-    elif model_path is not None:
-        from harmony_chat.backends.llama_cpp import LlamaCppBackend
-
-        backend = LlamaCppBackend(model_path, context_size=request.ctx, gpu_layers=request.gpu_layers)
-    else:
-        raise ModelError(
-            "no model: pass --model PATH, --hf-repo REPO --hf-file FILE, --replay FILE, or --demo (pocket model)"
-        )
-    if request.record is not None:
-        backend = RecordingBackend(backend, request.record)
-    return backend, model_path
-
-
-def _strip_one_newline(text: str) -> str:
-    """Drop the one line ending that ``echo`` and editors put after piped text (and no more)."""
-    for ending in ("\r\n", "\n"):
-        if text.endswith(ending):
-            return text[: -len(ending)]
-    return text
-
-
-def build_session(request: AskRequest, model_path: Path | None, context_size: int) -> ChatSession:
-    """Create the session (from ``--conversation`` when given) and add the user's prompt."""
-    from harmony_chat.harmony.vocab import load_encoding
-
-    encoding = load_encoding(model_path)
-    if request.demo and request.conversation is None:
-        from harmony_chat.pocket import POCKET_DATE
-
-        session = ChatSession(
-            encoding,
-            effort=request.effort or "medium",
-            instructions=request.instructions,
-            context_size=context_size,
-            start_date=POCKET_DATE,
-        )
-    elif request.conversation is not None:
-        session = ChatSession.load(
-            encoding,
-            request.conversation,
-            effort=request.effort,
-            instructions=request.instructions,
-            context_size=context_size,
-        )
-    else:
-        session = ChatSession(
-            encoding, effort=request.effort or "medium", instructions=request.instructions, context_size=context_size
-        )
-    prompt = request.prompt
-    if prompt == "-":
-        prompt = _strip_one_newline(sys.stdin.read())
-    if prompt is not None:
-        if not prompt.strip():
-            raise UsageProblem("the prompt is empty")
-        session.add_user(prompt)
-    elif request.conversation is None:
-        raise UsageProblem("give a PROMPT (or - to read stdin), or --conversation FILE to continue one")
-    elif not session.history or is_answer(session.history[-1]):
-        raise UsageProblem("the conversation ends with an answer; give a PROMPT to continue it")
-    return session
+    max_tokens: int = 4096
+    """The ``--max-tokens`` asked for (to tell a cut-off by the context from one by the limit)."""
+    tools: bool = False
+    """Whether tool calls are run (else a call ends the turn waiting for a result)."""
 
 
 class AskPrinter:
     """Writes turn events to stdout and stderr in the mode ``ask`` was given."""
 
-    def __init__(self, request: AskRequest, out: IO[str], err: IO[str], session: ChatSession) -> None:
+    def __init__(self, request: OutputMode, out: IO[str], err: IO[str], session: ChatSession) -> None:
         self.request = request
         self.out = out
         self.err = err
@@ -161,6 +68,8 @@ class AskPrinter:
         self._stderr_open = False
         self.no_answer = False
         """True once the turn ended without an answer (a NoAnswer event)."""
+        self.summaries: list[ReasoningSummary] = []
+        """The step's reasoning summaries (their cost goes into its ``--json`` stats line)."""
 
     def _note(self, text: str) -> None:
         self._end_stderr_line()
@@ -180,9 +89,13 @@ class AskPrinter:
             return "[reasoning] "
         return None
 
-    def handle(self, event: TurnEvent) -> None:
+    def handle(self, event: ChatEvent) -> None:
         """Print one event."""
-        if isinstance(event, PromptReady):
+        if isinstance(event, StepStarted | ToolStarted | ToolFinished | ToolLoopLimit | Notice):
+            self._loop_event(event)
+        elif isinstance(event, ReasoningSummary | SummaryStarted):
+            self._summary(event)
+        elif isinstance(event, PromptReady):
             if self.request.show_prompt:
                 self._note("[prompt] " + self.session.encoding.decode(event.prompt.tokens))
             if event.answer_capped:
@@ -225,6 +138,75 @@ class AskPrinter:
         elif isinstance(event, NoAnswer):
             self._no_answer(event)
 
+    def _loop_event(self, event: StepStarted | ToolStarted | ToolFinished | ToolLoopLimit | Notice) -> None:
+        """Print an event of the tool loop (JSON, or a labelled line on stderr)."""
+        if self.request.json:
+            self._json_loop_event(event)
+        elif isinstance(event, ToolStarted):
+            self._note(f"[tool] running {event.name}")
+        elif isinstance(event, ToolFinished):
+            result = event.result
+            first = result.text.strip().splitlines()[0] if result.text.strip() else ""
+            more = " …" if len(result.text.strip().splitlines()) > 1 else ""
+            self._note(f"[tool result] {event.name} ({result.status}, {result.elapsed_s:.1f} s): {first}{more}")
+        elif isinstance(event, ToolLoopLimit):
+            self._note(f"[stopped] the turn reached --max-steps {event.max_steps}; the last tool call was not run")
+        elif isinstance(event, Notice):
+            self._note(f"[notice] {event.text}")
+
+    def _json_loop_event(self, event: StepStarted | ToolStarted | ToolFinished | ToolLoopLimit | Notice) -> None:
+        payload: dict[str, object]
+        if isinstance(event, StepStarted):
+            payload = {"type": "step", "step": event.step}
+        elif isinstance(event, ToolStarted):
+            payload = {"type": "tool_started", "id": event.call_id, "name": event.name, "server": event.server}
+        elif isinstance(event, ToolFinished):
+            result = event.result
+            payload = {
+                "type": "tool_result",
+                "id": event.call_id,
+                "name": event.name,
+                "server": event.server,
+                "status": result.status,
+                "approval": event.approval,
+                "text": result.text,
+                "truncated": result.truncated,
+                "elapsed_s": round(result.elapsed_s, 3),
+            }
+        elif isinstance(event, ToolLoopLimit):
+            payload = {"type": "tool_loop_limit", "max_steps": event.max_steps}
+        else:
+            payload = {"type": "notice", "text": event.text, "severity": event.severity}
+        print(json.dumps(payload, ensure_ascii=False), file=self.out, flush=True)
+
+    def _summary(self, event: ReasoningSummary | SummaryStarted) -> None:
+        """A summary goes to stderr as ``[summary] …`` (nothing when it failed), or out as JSON events."""
+        if isinstance(event, ReasoningSummary):
+            self.summaries.append(event)
+        if self.request.json:
+            if isinstance(event, ReasoningSummary):
+                payload = event.as_dict()
+            else:
+                payload = {"type": "summary_started", "part": event.part, "live": event.live}
+                payload["analysis_tokens"] = event.analysis_tokens
+            print(json.dumps(payload, ensure_ascii=False), file=self.out, flush=True)
+        elif isinstance(event, ReasoningSummary) and event.text is not None:
+            self._note(f"[summary] {event.text}")
+
+    def _summary_totals(self) -> dict[str, object]:
+        """What the step's summaries added (nothing without summaries); starts the next step's count."""
+        if not self.summaries:
+            return {}
+        figures = [summary.stats for summary in self.summaries]
+        totals: dict[str, object] = {
+            "summaries": len(self.summaries),
+            "summary_tokens": sum(stats.generated_tokens for stats in figures),
+            "summary_prompt_tokens_evaluated": sum(stats.prompt_tokens_evaluated for stats in figures),
+            "summary_s": round(sum(summary.seconds for summary in self.summaries), 6),
+        }
+        self.summaries = []
+        return totals
+
     def _no_answer(self, event: NoAnswer) -> None:
         self.no_answer = True
         self._note(f"[no answer] {event.detail}")
@@ -239,7 +221,7 @@ class AskPrinter:
             self._no_answer(event)
             payload = {"type": "no_answer", "detail": event.detail}
         elif isinstance(event, TurnStats):
-            payload = event.as_dict()
+            payload = event.as_dict() | self._summary_totals()
         elif isinstance(event, RawToken):
             payload = {
                 "type": "token",
@@ -302,61 +284,7 @@ class AskPrinter:
             self._note(f"[stopped] the answer was cut off at {event.max_tokens} tokens, the room left in the context")
         elif event.reason.value == "length":
             self._note(f"[stopped] the answer was cut off at --max-tokens {self.request.max_tokens}")
-        elif event.reason.value == "call" and not self.no_answer and not self.request.json:
+        elif event.reason.value == "call" and not self.no_answer and not self.request.json and not self.request.tools:
             self._note("[waiting] add the tool result to the saved conversation and continue with --conversation")
         if event.evicted_turns:
             self._note(f"[context] left out the {event.evicted_turns} oldest turns to fit the context")
-
-
-def _stop_on_interrupt(stop: threading.Event) -> Callable[[], None]:
-    """First Ctrl-C stops generation gracefully; a second one interrupts for real.
-
-    Returns a function that puts the previous handler back.
-    """
-
-    def handler(signum: int, frame: FrameType | None) -> None:
-        if stop.is_set():
-            raise KeyboardInterrupt
-        stop.set()
-
-    if threading.current_thread() is not threading.main_thread():
-        return lambda: None
-    previous = signal.signal(signal.SIGINT, handler)
-
-    def restore() -> None:
-        signal.signal(signal.SIGINT, previous)
-
-    return restore
-
-
-def run_ask(request: AskRequest, out: IO[str] | None = None, err: IO[str] | None = None) -> int:
-    """Run one turn as ``ask`` does and return the exit code.
-
-    Raises:
-        HarmonyChatError: for every problem the user must fix (printed as one line by the CLI).
-    """
-    out = out or sys.stdout
-    err = err or sys.stderr
-    if request.raw and request.json:
-        raise UsageProblem("--raw and --json do not go together")
-    backend, model_path = make_backend(request)
-    info = backend.load()
-    try:
-        session = build_session(request, model_path, info.context_size)
-        stop = threading.Event()
-        restore = _stop_on_interrupt(stop)
-        options = TurnOptions(
-            sampling=SamplingParams(temperature=request.temperature, seed=request.seed, max_tokens=request.max_tokens),
-            effort=request.effort,
-        )
-        printer = AskPrinter(request, out, err, session)
-        try:
-            for event in run_turn(session, backend, options, should_stop=stop.is_set):
-                printer.handle(event)
-        finally:
-            restore()
-        if request.save_conversation is not None:
-            session.save(request.save_conversation)
-    finally:
-        backend.close()
-    return 0

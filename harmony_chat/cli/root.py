@@ -1,0 +1,230 @@
+"""The ``harmony-chat`` root command (the chat app), ``models``, and the entry point (Typer).
+
+Imports stay light here so ``harmony-chat --help`` is instant: llama.cpp, openai-harmony and
+Textual load only inside the command that needs them.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from typer.exceptions import TyperException
+
+from harmony_chat import __version__
+from harmony_chat.cli.history import RootOptions, app_history, history_app
+from harmony_chat.cli.options import (
+    ApiKeyOpt,
+    ApproveOpt,
+    ConfigOpt,
+    CtxOpt,
+    DemoOpt,
+    EffortOpt,
+    EngineOpt,
+    GpuOpt,
+    HfFileOpt,
+    HfRepoOpt,
+    InstructionsOpt,
+    MaxStepsOpt,
+    MaxTokensOpt,
+    McpConfigOpt,
+    ModelOpt,
+    ReplayOpt,
+    SeedOpt,
+    ServedModelOpt,
+    TemperatureOpt,
+    ThreadsOpt,
+    ToolOpt,
+    UrlOpt,
+    YesOpt,
+    chat_options,
+)
+from harmony_chat.errors import HarmonyChatError
+
+app = typer.Typer(
+    name="harmony-chat",
+    help="Chat with OpenAI's gpt-oss models on a local GGUF, in the harmony format.",
+    add_completion=False,
+    rich_markup_mode=None,
+    pretty_exceptions_enable=False,
+    no_args_is_help=False,
+)
+
+
+class NotATerminal(HarmonyChatError):
+    """The chat app was started without a terminal to draw on or read keys from."""
+
+    exit_code = 2
+
+
+def _require_terminal() -> None:
+    """Refuse to start the chat app when stdin or stdout is not a terminal (it would spin, unseen).
+
+    Raises:
+        NotATerminal: naming the stream, and pointing to ``harmony-chat ask``.
+    """
+    missing = [name for name, stream in (("stdin", sys.stdin), ("stdout", sys.stdout)) if not _is_terminal(stream)]
+    if missing:
+        raise NotATerminal(
+            f"the chat app needs a terminal, but {' and '.join(missing)} "
+            f"{'is not one' if len(missing) == 1 else 'are not'}; for scripts and pipes use "
+            '`harmony-chat ask` (for example: harmony-chat ask "What is 2 + 2?" --demo)'
+        )
+
+
+def _is_terminal(stream: object) -> bool:
+    isatty = getattr(stream, "isatty", None)
+    try:
+        return bool(isatty()) if callable(isatty) else False
+    except (OSError, ValueError):  # a closed or detached stream
+        return False
+
+
+def _version(value: bool) -> None:
+    if value:
+        print(f"harmony-chat {__version__}")
+        raise typer.Exit()
+
+
+@app.callback(invoke_without_command=True)
+def root(
+    ctx: typer.Context,
+    model: ModelOpt = None,
+    hf_repo: HfRepoOpt = None,
+    hf_file: HfFileOpt = None,
+    replay: ReplayOpt = None,
+    demo: DemoOpt = False,
+    replay_demo: Annotated[bool, typer.Option("--replay-demo", help="Replay recorded gpt-oss conversations.")] = False,
+    url: UrlOpt = None,
+    engine: EngineOpt = None,
+    api_key: ApiKeyOpt = None,
+    served_model: ServedModelOpt = None,
+    effort: EffortOpt = None,
+    instructions: InstructionsOpt = None,
+    ctx_size: CtxOpt = None,
+    gpu_layers: GpuOpt = None,
+    threads: ThreadsOpt = None,
+    temperature: TemperatureOpt = None,
+    max_tokens: MaxTokensOpt = None,
+    seed: SeedOpt = None,
+    approve: ApproveOpt = None,
+    yes: YesOpt = False,
+    max_steps: MaxStepsOpt = None,
+    mcp_config: McpConfigOpt = None,
+    tool: ToolOpt = None,
+    config: ConfigOpt = None,
+    resume: Annotated[
+        str | None,
+        typer.Option("--resume", help="Continue conversation ID (with no ID: choose one)."),
+    ] = None,
+    continue_latest: Annotated[bool, typer.Option("--continue", help="Continue the latest conversation.")] = False,
+    history_db: Annotated[Path | None, typer.Option("--history-db", help="Keep the history in this file.")] = None,
+    no_history: Annotated[bool, typer.Option("--no-history", help="Store nothing.")] = False,
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")
+    ] = False,
+) -> None:
+    """Chat with gpt-oss (a local GGUF, a serving engine, or the pocket model). With no command, open the app."""
+    if ctx.invoked_subcommand is not None:
+        ctx.obj = RootOptions(config, history_db)  # the history commands honour --config and --history-db
+        return
+    from harmony_chat.config import load_settings
+
+    settings = load_settings(config)
+    options = chat_options(
+        config,
+        model=model,
+        hf_repo=hf_repo,
+        hf_file=hf_file,
+        replay=replay,
+        demo=demo,
+        replay_demo=replay_demo,
+        url=url,
+        engine=engine,
+        api_key=api_key,
+        served_model=served_model,
+        effort=effort,
+        instructions=instructions,
+        context=ctx_size,
+        gpu_layers=gpu_layers,
+        threads=threads,
+        temperature=temperature,
+        max_tokens=max_tokens,
+        seed=seed,
+        approve=approve,
+        yes=yes,
+        max_steps=max_steps,
+        mcp_files=mcp_config,
+        builtin=tool,
+    )
+    if options.replay_demo:
+        options.replay_delay = 0.02  # replays look like a live model in the app
+    history, history_off = app_history(history_db, settings, no_history, resume is not None or continue_latest)
+    chosen: int | str | None = None
+    if resume is not None and resume != "pick":
+        if not resume.isdigit():
+            raise typer.BadParameter(f"--resume takes a conversation id, not {resume!r}")
+        chosen = int(resume)
+    elif resume == "pick" or continue_latest:
+        if history is None:
+            raise typer.BadParameter("--resume and --continue need the history (drop --no-history)")
+        chosen = history.latest() if continue_latest else "pick"
+        if continue_latest and chosen is None:
+            raise typer.BadParameter("there is no conversation to continue yet")
+    if isinstance(chosen, int) and history is not None:
+        history.load(chosen)
+    _require_terminal()
+    if history is not None:
+        history.recover_interrupted()
+    from harmony_chat.tui.app import run_tui
+
+    run_tui(options, settings, history, chosen, history_off)
+
+
+app.add_typer(history_app, name="history")
+
+
+@app.command()
+def models() -> None:
+    """List the gpt-oss GGUF files found on this machine."""
+    from harmony_chat.backends.sources import DOWNLOAD_COMMAND
+    from harmony_chat.models import find_models, search_dirs
+
+    found = find_models()
+    for model in found:
+        print(f"{model.path}\t{model.size_gb:.1f} GB\t{model.source}")
+    if not found:
+        folders = ", ".join(str(folder) for _, folder in search_dirs())
+        print(f"No gpt-oss GGUF files found (searched {folders}).", file=sys.stderr)
+        print(f"Download gpt-oss-20b (about 12 GB) with:\n  {DOWNLOAD_COMMAND}", file=sys.stderr)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the CLI and return its exit code; every expected failure becomes one ``error:`` line."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    for index, arg in enumerate(args):  # a bare --resume (no id) opens the history to choose
+        if arg == "--resume" and (index + 1 == len(args) or args[index + 1].startswith("-")):
+            args[index] = "--resume=pick"
+    try:
+        result = app(args=args, standalone_mode=False, prog_name="harmony-chat")
+    except TyperException as error:
+        print(f"error: {error.format_message()}", file=sys.stderr)
+        return error.exit_code
+    except HarmonyChatError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return error.exit_code
+    except (typer.Abort, KeyboardInterrupt):
+        print("interrupted", file=sys.stderr)
+        return 130
+    except typer.Exit as done:
+        return done.exit_code
+    except BrokenPipeError:
+        return 0
+    return result if isinstance(result, int) else 0
+
+
+def run() -> None:
+    """Console-script entry point."""
+    sys.exit(main())
