@@ -100,8 +100,18 @@ class LoadedModel:
     path: Path | None
 
 
-def load_model(options: ChatOptions, progress: Callable[[str], None] = lambda step: None) -> LoadedModel:
+BackendFactory = Callable[[ChatOptions], tuple[ModelBackend, Path | None]]
+"""Builds (not loads) the backend the options name, with its GGUF path (tests pass their own)."""
+
+
+def load_model(
+    options: ChatOptions,
+    progress: Callable[[str], None] = lambda step: None,
+    factory: BackendFactory | None = None,
+) -> LoadedModel:
     """Create and load the backend and the harmony vocabulary (slow: a worker thread or a command).
+
+    ``factory`` builds the backend (default: :func:`create_backend`).
 
     Raises:
         HarmonyChatError: with one line saying what went wrong.
@@ -109,7 +119,7 @@ def load_model(options: ChatOptions, progress: Callable[[str], None] = lambda st
     from harmony_chat.harmony.vocab import load_encoding
 
     progress("finding the model" + (" (downloading from Hugging Face)" if options.hf_repo else ""))
-    backend, path = create_backend(options)
+    backend, path = (factory or create_backend)(options)
     progress("loading the harmony vocabulary")
     encoding = load_encoding(path)
     progress("loading weights and checking the tokenizer")
