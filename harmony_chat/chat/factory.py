@@ -131,8 +131,19 @@ def load_model(
     return LoadedModel(backend, info, encoding, path)
 
 
+def demo_servers() -> dict[str, McpServerConfig]:
+    """The pocket model's demo tool: its ``get_weather``, served by a real MCP server (stdio)."""
+    import sys
+
+    from harmony_chat.tools.mcp_config import McpServerConfig
+
+    return {"weather": McpServerConfig(command=sys.executable, args=["-m", "harmony_chat.demo.weather_server"])}
+
+
 def mcp_servers(options: ChatOptions) -> dict[str, McpServerConfig]:
     """Every configured MCP server: the config file's tables, then the imported JSON files'.
+
+    The app's pocket demo (``demo_tools``) gets the demo weather server when nothing is configured.
 
     Raises:
         McpConfigError: when an imported file cannot be read.
@@ -147,6 +158,8 @@ def mcp_servers(options: ChatOptions) -> dict[str, McpServerConfig]:
         servers[name] = server
     for path in options.mcp_files:
         servers.update(load_mcp_json(path))
+    if options.demo_tools and options.uses_pocket and not servers:
+        servers = demo_servers()
     return servers
 
 
