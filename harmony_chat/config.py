@@ -39,6 +39,7 @@ BINDING_IDS = (
     "newline",
     "stop",
     "cycle-effort",
+    "cycle-reasoning",
     "toggle-debug",
     "new-chat",
     "history",
