@@ -2,9 +2,9 @@
 
 Pure functions over the model's raw answer text and the browser's pages by cursor
 (:mod:`harmony_chat.tools.browser.citations` does the finding and numbering). While an answer
-streams, :func:`answer_markdown` leaves out an unfinished citation at the end, and the spaces and
-carriage return at the end (an unresolvable citation that follows removes the space before it), so
-what has been shown stays a prefix of what comes next. Everything returned is Markdown source for
+streams, :func:`answer_markdown` leaves out an unfinished citation at the end, and the whitespace
+at the end (an unresolvable citation that follows removes the space before it; a CR may be half
+of a CR LF), so what has been shown stays a prefix of what comes next. Everything returned is Markdown source for
 an :class:`~harmony_chat.tui.widgets.answer.Answer`, control characters made visible.
 """
 
@@ -30,7 +30,7 @@ Sources = Mapping[int, PageRecord]
 SourceLookup = Callable[[], Sources]
 """Gives the pages the answer's citations can name (asked when a citation first shows up)."""
 OPEN = "【"
-HELD_BACK = " \t\r"
+HELD_BACK = " \t\r\n"
 """Characters at the end of a streaming answer that wait for the next fragment."""
 
 
@@ -39,7 +39,9 @@ def answer_markdown(raw: str, sources: Sources, *, final: bool) -> str:
 
     Not ``final``: an unfinished citation and the whitespace at the end are held back.
     """
-    text = strip_partial(raw) if OPEN in raw else raw
+    text = raw if final else raw.rstrip(HELD_BACK)
+    if OPEN in text:
+        text = strip_partial(text)
     if not final:
         text = text.rstrip(HELD_BACK)
     if OPEN not in text:
