@@ -272,14 +272,26 @@ def run_server(
     api_key: str | None = None,
     limits: ServerLimits | None = None,
 ) -> None:
-    """Serve until interrupted (the ``serve`` command).
+    """Serve until interrupted (the ``serve`` command), listed in the registry of running servers meanwhile.
 
     Raises:
         UnsafeBind: when ``host`` is not loopback and there is no API key.
     """
     import uvicorn
 
+    from harmony_chat.server.listening import RegisteringServer
+
     check_bind(host, api_key)
     limits = limits or ServerLimits()
     limits.api_key = api_key
-    uvicorn.run(create_app(served, limits), host=host, port=port, log_level="info", timeout_graceful_shutdown=5)
+    app = create_app(served, limits)
+    config = uvicorn.Config(app, host=host, port=port, log_level="info", timeout_graceful_shutdown=5)
+    server = RegisteringServer(config, model=served.name, api_key=bool(api_key))
+    try:
+        server.run()
+    except KeyboardInterrupt:  # uvicorn re-raises the Ctrl+C it handled once it has shut down
+        pass
+    finally:
+        server.unregister()
+    if not server.started:
+        raise SystemExit(3)  # uvicorn's startup failure; it has logged why (the port is taken...)
