@@ -9,6 +9,7 @@ request asks for them) belongs to the reasoning item it follows, as :class:`Summ
 from __future__ import annotations
 
 import json
+import logging
 import secrets
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -20,6 +21,8 @@ from harmony_chat.server.channels import Part, output_part
 
 if TYPE_CHECKING:
     from harmony_chat.server.generation import ServedEvent
+
+log = logging.getLogger("harmony_chat.server")
 
 
 def new_id(prefix: str, separator: str = "_") -> str:
@@ -171,7 +174,9 @@ class TurnReader:
         """A summary of the reasoning item just done: reported if it has text, counted either way."""
         self.usage.summary_tokens += event.stats.generated_tokens
         if event.text is None or self._last_reasoning is None:
-            self.summary_failures.append(event.failure or "no reasoning item to summarise")
+            why = event.failure or "no reasoning item to summarise"
+            self.summary_failures.append(why)
+            log.info("a reasoning summary is left out: %s", why)
             return
         index = self._last_reasoning
         within = sum(1 for summary in self.summaries if summary.index == index)

@@ -7,6 +7,7 @@ completion (after the prefilled ``<|channel|>final<|message|>``), then the rest 
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import pytest
@@ -158,10 +159,13 @@ def test_without_a_summary_request_there_is_one_generation_and_no_summary(encodi
 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
-def test_a_failed_summary_shows_nothing_and_the_answer_comes(encoding: HarmonyEncoding, stream: bool) -> None:
+def test_a_failed_summary_shows_nothing_and_the_answer_comes(
+    encoding: HarmonyEncoding, stream: bool, caplog: pytest.LogCaptureFixture
+) -> None:
     markup = "Thinking <|channel|>analysis<|message|>raw thoughts<|return|>"
     backend, server = replay_server(encoding, ANALYSIS, markup, REST)
     response: Any
+    caplog.set_level(logging.INFO, logger="harmony_chat.server")
     with server as running:
         client = running.client()
         if stream:
@@ -181,6 +185,7 @@ def test_a_failed_summary_shows_nothing_and_the_answer_comes(encoding: HarmonyEn
     assert response.output[0].summary == [] and response.output_text == "2 + 2 = 4."
     assert "raw thoughts" not in response.model_dump_json()
     assert len(backend.prompts) == 3  # the summary was tried
+    assert "a reasoning summary is left out: the summarizer wrote" in caplog.text  # the operator learns why
 
 
 def test_a_summary_never_enters_the_next_prompt(encoding: HarmonyEncoding) -> None:
