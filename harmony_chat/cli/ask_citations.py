@@ -5,8 +5,10 @@ brackets: a citation the browser's pages resolve becomes a numbered reference ``
 per URL, in order of first citation), one they do not resolve is dropped, and the answer ends with
 the numbered sources, ``[1] Title <url>``. While the answer streams, an unfinished ``【…`` at the
 end of what has arrived is held back until it closes, and so are trailing spaces (a dropped
-citation takes the space before it along). ``--json`` keeps the model's raw text in its deltas and
-adds one ``citations`` event with the resolved list after the answer.
+citation takes the space before it along); when the answer ends inside a citation (cut off), that
+part is dropped, and any other unclosed ``【`` text is shown as written. ``--json`` keeps the
+model's raw text in its deltas and adds one ``citations`` event with the resolved list after the
+answer.
 
 Nothing is imported from the browser until an answer contains ``【``: answers without citations
 stream unchanged.
@@ -14,6 +16,7 @@ stream unchanged.
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
@@ -24,6 +27,8 @@ if TYPE_CHECKING:
 SourcesGetter = Callable[[], Mapping[int, "PageRecord"]]
 """Gives the pages citations can name, by cursor (the conversation's ``citation_sources``)."""
 MARK = "【"
+CUT_OFF = re.compile(r"【\d+(?:†[^【】\n]{0,200})?$")
+"""A citation the answer ended in the middle of (cut off): dropped. Other unclosed ``【`` text is shown."""
 
 
 def _no_sources() -> Mapping[int, PageRecord]:
@@ -126,11 +131,6 @@ class CitedAnswer:
         return self._advance(self._render(from_here).rstrip(" \t"))
 
     def finish(self) -> tuple[str, list[str]]:
-        """The rest of the answer (an unfinished citation at its very end is dropped) and its sources."""
-        settled = self.text
-        if MARK in settled:
-            from harmony_chat.tools.browser import strip_partial
-
-            settled = strip_partial(settled)
-        rest = self._advance(self._render(settled))
+        """The rest of the answer (a citation cut off at its very end is dropped) and its sources."""
+        rest = self._advance(self._render(CUT_OFF.sub("", self.text)))
         return rest, source_lines(self.citations) if self.citations else []
