@@ -83,6 +83,24 @@ def test_ask_searches_opens_computes_and_cites(
     assert "python (done" in results[2] and results[2].endswith(": 29.5")
 
 
+def test_a_continued_conversation_cites_pages_from_its_saved_browser_views(
+    capsys: pytest.CaptureFixture[str], setup: tuple[Path, Path], web: WebServer, tmp_path: Path
+) -> None:
+    config, recording = setup
+    saved = tmp_path / "saved.json"
+    args = ["--config", str(config), "--yes", "--save-conversation", str(saved)]
+    assert main(["ask", "--replay", str(recording), *args, QUESTION]) == 0
+    capsys.readouterr()
+    follow_up = tmp_path / "follow-up.txt"
+    follow_up.write_text(
+        "<|channel|>final<|message|>Its fur is the densest【1†L17-L18】.<|return|>\n", encoding="utf-8"
+    )
+    code = main(["ask", "--replay", str(follow_up), "--conversation", str(saved), "What about its fur?"])
+    out, err = capsys.readouterr()
+    assert code == 0, err  # no browser now: the page comes back from the saved view
+    assert out == f"Its fur is the densest[1].\n\n[1] Sea otter facts <{web.url}/otters>\n"
+
+
 def test_ask_json_keeps_the_raw_text_and_adds_the_resolved_citations(
     capsys: pytest.CaptureFixture[str], setup: tuple[Path, Path], web: WebServer
 ) -> None:
