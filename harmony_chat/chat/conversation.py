@@ -23,6 +23,7 @@ from harmony_chat.harmony.events import StopReason, ToolCall
 from harmony_chat.harmony.turn import TurnOptions, TurnStats, prefill_next_turn, run_turn
 
 if TYPE_CHECKING:
+    from harmony_chat.chat.summary import ReasoningWatch, Summarizer
     from harmony_chat.chat.tool_calls import ToolRunner
     from harmony_chat.harmony.session import ChatSession
     from harmony_chat.history.link import ConversationLink
@@ -51,6 +52,7 @@ class ChatConversation:
         sampling: sampling parameters of every generation call.
         max_steps: generation calls per turn at most.
         raw_tokens: emit a raw-token event per token (the debug inspector and ``--raw`` need them).
+        summarizer: writes reasoning summaries (summary mode); None: none are written.
     """
 
     def __init__(
@@ -64,6 +66,7 @@ class ChatConversation:
         sampling: SamplingParams | None = None,
         max_steps: int = DEFAULT_MAX_STEPS,
         raw_tokens: bool = True,
+        summarizer: Summarizer | None = None,
     ) -> None:
         self.session = session
         self.backend = backend
@@ -73,6 +76,8 @@ class ChatConversation:
         self.sampling = sampling or SamplingParams()
         self.max_steps = max(1, max_steps)
         self.raw_tokens = raw_tokens
+        self.summarizer = summarizer
+        """Writes a summary of each analysis for the user (set it to switch summary mode on; None: off)."""
         self.link: ConversationLink | None = None
         """The stored conversation this chat writes to (None until the first message, or with no store)."""
         self._calls = 0
@@ -148,9 +153,10 @@ class ChatConversation:
             self.session.tool_namespaces = self.tools.tools.namespaces()
             self.session.builtin = sorted(self.session.tool_namespaces)
             options.tool_schemas = self.tools.tools.schemas()
+        watch = self.summarizer.watch(self.backend, self.sampling, should_stop) if self.summarizer else None
         for step in range(1, self.max_steps + 1):
             yield StepStarted(step)
-            call, stats = yield from self._generate(options, effort, should_stop)
+            call, stats = yield from self._generate(options, effort, should_stop, watch)
             if call is None or stats is None or stats.reason is not StopReason.CALL or self.tools is None:
                 return
             if should_stop():
@@ -173,9 +179,13 @@ class ChatConversation:
                 return
 
     def _generate(
-        self, options: TurnOptions, effort: Effort, should_stop: Callable[[], bool]
+        self,
+        options: TurnOptions,
+        effort: Effort,
+        should_stop: Callable[[], bool],
+        watch: ReasoningWatch | None = None,
     ) -> Generator[ChatEvent, None, tuple[ToolCall | None, TurnStats | None]]:
-        """One generation call, recorded as it streams; returns (the tool call, the stats)."""
+        """One generation call and its reasoning summaries, recorded as it streams; returns (the call, the stats)."""
         recorder: TurnRecorder | None = None
         if self.link is not None:
             try:
@@ -186,7 +196,8 @@ class ChatConversation:
         stats: TurnStats | None = None
         failed: str | None = None
         try:
-            for event in run_turn(self.session, self.backend, options, should_stop):
+            events = run_turn(self.session, watch.model if watch else self.backend, options, should_stop)
+            for event in watch.interleave(events) if watch else events:
                 if recorder is not None:
                     try:
                         recorder.on_event(event)
@@ -285,9 +296,11 @@ class ChatConversation:
         return prefill_next_turn(self.session, self.backend)
 
     def close(self) -> None:
-        """Release the tools and the model."""
+        """Release the tools, a summary model of its own, and the model."""
         if self.tools is not None:
             self.tools.tools.close()
+        if self.summarizer is not None:
+            self.summarizer.close()
         self.backend.close()
 
     # -- history -----------------------------------------------------------------------------

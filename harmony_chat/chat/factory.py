@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
     from harmony_chat.chat.builtins import BuiltinTool
     from harmony_chat.chat.conversation import ChatConversation
+    from harmony_chat.chat.summary import Summarizer
     from harmony_chat.chat.tool_calls import ToolRunner
     from harmony_chat.history.store import HistoryStore
     from harmony_chat.tools.base import ToolProvider
@@ -187,6 +188,23 @@ def tool_runner(options: ChatOptions, providers: list[ToolProvider], approver: A
     )
 
 
+def create_summarizer(options: ChatOptions, model: LoadedModel) -> Summarizer:
+    """The summarizer the options name: the chat's own model (``same``), or a serving engine at a URL.
+
+    A remote engine is only reached when the first summary is due (if it cannot be, no summary is
+    shown); it gets no API key but ``$HARMONY_CHAT_API_KEY``, never the chat model's ``api_key``.
+    """
+    from harmony_chat.chat.summary import Summarizer
+
+    live_every = options.live_every if options.live_summaries else 0
+    if options.summarizer == "same":
+        return Summarizer(model.encoding, live_every=live_every)
+    from harmony_chat.backends.remote import create_remote_backend
+
+    url = options.summarizer
+    return Summarizer(model.encoding, connect=lambda: create_remote_backend(url), live_every=live_every)
+
+
 def create_conversation(
     options: ChatOptions,
     model: LoadedModel,
@@ -220,4 +238,5 @@ def create_conversation(
         sampling=options.sampling,
         max_steps=options.max_steps,
         raw_tokens=raw_tokens,
+        summarizer=create_summarizer(options, model) if options.reasoning == "summary" else None,
     )

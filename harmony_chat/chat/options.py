@@ -16,6 +16,7 @@ from harmony_chat.chat.approval import ApprovalMode
 from harmony_chat.harmony.effort import Effort
 
 if TYPE_CHECKING:
+    from harmony_chat.chat.summary import ReasoningMode
     from harmony_chat.config import Settings
     from harmony_chat.tools.mcp_config import McpServerConfig
 
@@ -70,6 +71,13 @@ class ChatOptions:
     browser_allow_private: bool = False
     config_path: Path | None = None
     """The config file (where "always, saved" approvals are written)."""
+    reasoning: ReasoningMode = "hidden"
+    """What the user sees of the reasoning; ``summary`` has the model write a summary of each analysis."""
+    summarizer: str = "same"
+    """Who writes the summaries: ``same`` (the chat's model) or a serving engine's URL."""
+    live_summaries: bool = False
+    live_every: int = 300
+    """Analysis tokens between live summaries (with ``live_summaries``)."""
 
     @property
     def uses_pocket(self) -> bool:
@@ -127,6 +135,10 @@ class ChatOptions:
             browser_url=tools.browser.url,
             browser_allow_private=tools.browser.allow_private,
             config_path=settings.path,
+            reasoning=settings.ui.reasoning,
+            summarizer=settings.reasoning.summarizer,
+            live_summaries=settings.reasoning.live,
+            live_every=settings.reasoning.live_every,
         )
         given = {key: value for key, value in overrides.items() if value is not None and value is not False}
         if any(key in given for key in MODEL_SOURCES):

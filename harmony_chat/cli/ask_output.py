@@ -4,8 +4,10 @@ stdout carries the answer only (or raw tokens with ``--raw``, or JSON Lines with
 preambles, tool calls and results and notices go to stderr. What counts as an answer, a preamble
 or hidden reasoning is decided by :mod:`~harmony_chat.harmony.visibility`: hidden text (analysis,
 text without a header, unknown channels) is never printed, not even inside ``--json`` events,
-unless ``--show-reasoning`` asks for it (labelled, on stderr). Citations of the browser's pages in
-the answer are shown as ``[1]`` with the sources after the answer (see :mod:`.ask_citations`).
+unless ``--reasoning raw`` (``--show-reasoning``) asks for it (labelled, on stderr). In summary
+mode the model's summary of it goes to stderr as ``[summary] …`` (nothing when it failed), and to
+``--json`` as a ``summary`` event with what it cost. Citations of the browser's pages in the answer
+are shown as ``[1]`` with the sources after the answer (see :mod:`.ask_citations`).
 """
 
 from __future__ import annotations
@@ -14,7 +16,16 @@ import json
 from dataclasses import dataclass
 from typing import IO
 
-from harmony_chat.chat.events import ChatEvent, Notice, StepStarted, ToolFinished, ToolLoopLimit, ToolStarted
+from harmony_chat.chat.events import (
+    ChatEvent,
+    Notice,
+    ReasoningSummary,
+    StepStarted,
+    SummaryStarted,
+    ToolFinished,
+    ToolLoopLimit,
+    ToolStarted,
+)
 from harmony_chat.cli.ask_citations import CitedAnswer, SourcesGetter, citations_payload
 from harmony_chat.harmony.events import (
     ContentDelta,
@@ -38,6 +49,7 @@ class OutputMode:
 
     show_prompt: bool = False
     show_reasoning: bool = False
+    """Print the raw chain of thought (raw mode)."""
     raw: bool = False
     json: bool = False
     max_tokens: int = 4096
@@ -71,6 +83,8 @@ class AskPrinter:
         self._stderr_open = False
         self.no_answer = False
         """True once the turn ended without an answer (a NoAnswer event)."""
+        self.summaries: list[ReasoningSummary] = []
+        """The step's reasoning summaries (their cost goes into its ``--json`` stats line)."""
 
     def _note(self, text: str) -> None:
         self._end_stderr_line()
@@ -94,6 +108,8 @@ class AskPrinter:
         """Print one event."""
         if isinstance(event, StepStarted | ToolStarted | ToolFinished | ToolLoopLimit | Notice):
             self._loop_event(event)
+        elif isinstance(event, ReasoningSummary | SummaryStarted):
+            self._summary(event)
         elif isinstance(event, PromptReady):
             if self.request.show_prompt:
                 self._note("[prompt] " + self.session.encoding.decode(event.prompt.tokens))
@@ -195,6 +211,34 @@ class AskPrinter:
             payload = {"type": "notice", "text": event.text, "severity": event.severity}
         print(json.dumps(payload, ensure_ascii=False), file=self.out, flush=True)
 
+    def _summary(self, event: ReasoningSummary | SummaryStarted) -> None:
+        """A summary goes to stderr as ``[summary] …`` (nothing when it failed), or out as JSON events."""
+        if isinstance(event, ReasoningSummary):
+            self.summaries.append(event)
+        if self.request.json:
+            if isinstance(event, ReasoningSummary):
+                payload = event.as_dict()
+            else:
+                payload = {"type": "summary_started", "part": event.part, "live": event.live}
+                payload["analysis_tokens"] = event.analysis_tokens
+            print(json.dumps(payload, ensure_ascii=False), file=self.out, flush=True)
+        elif isinstance(event, ReasoningSummary) and event.text is not None:
+            self._note(f"[summary] {event.text}")
+
+    def _summary_totals(self) -> dict[str, object]:
+        """What the step's summaries added (nothing without summaries); starts the next step's count."""
+        if not self.summaries:
+            return {}
+        figures = [summary.stats for summary in self.summaries]
+        totals: dict[str, object] = {
+            "summaries": len(self.summaries),
+            "summary_tokens": sum(stats.generated_tokens for stats in figures),
+            "summary_prompt_tokens_evaluated": sum(stats.prompt_tokens_evaluated for stats in figures),
+            "summary_s": round(sum(summary.seconds for summary in self.summaries), 6),
+        }
+        self.summaries = []
+        return totals
+
     def _no_answer(self, event: NoAnswer) -> None:
         self.no_answer = True
         self._note(f"[no answer] {event.detail}")
@@ -209,7 +253,7 @@ class AskPrinter:
             self._no_answer(event)
             payload = {"type": "no_answer", "detail": event.detail}
         elif isinstance(event, TurnStats):
-            payload = event.as_dict()
+            payload = event.as_dict() | self._summary_totals()
         elif isinstance(event, RawToken):
             payload = {
                 "type": "token",

@@ -16,7 +16,7 @@ from typing import Any
 from openai_harmony import Conversation, HarmonyEncoding, Message, RenderConversationConfig
 
 from harmony_chat.harmony.visibility import POLICY, Display, MessageKind, message_kind, rule_of, visible
-from harmony_chat.history.store import StoredConversation, message_text
+from harmony_chat.history.store import StoredConversation, StoredSummary, message_text
 
 FORMATS = ("md", "json", "harmony")
 
@@ -68,12 +68,23 @@ class _Footnotes:
         return footnoted(text, shifted).rstrip()
 
 
+def _summary_lines(summary: StoredSummary) -> list[str]:
+    quoted = [f"> {line}" for line in summary.text.splitlines()]
+    return ["> **Reasoning summary (written by the model):**", ">", *quoted, ""]
+
+
 def to_markdown(stored: StoredConversation, with_reasoning: bool = False) -> str:
-    """Final answers (citations as footnotes) and preambles (and, when asked, labelled analysis) as Markdown."""
+    """Answers (citations as footnotes), preambles, reasoning summaries (and, asked, analysis) as Markdown."""
     when = dt.datetime.fromtimestamp(stored.created_at).strftime("%Y-%m-%d %H:%M")
     lines = [f"# {stored.title or 'Conversation'}", "", f"*{when} · {stored.model}*", ""]
     footnotes = _Footnotes()
-    for message, _turn in _exported(stored, with_reasoning):
+    summaries = list(stored.summaries)
+    ids = stored.message_ids if len(stored.message_ids) == len(stored.messages) else [0] * len(stored.messages)
+    for message, message_id in zip(stored.messages, ids, strict=True):
+        if not visible(rule_of(message).display, with_reasoning):
+            continue
+        while summaries and summaries[0].id < message_id:  # a summary comes before the answer it is about
+            lines += _summary_lines(summaries.pop(0))
         text, kind = message_text(message), message_kind(message)
         if kind is MessageKind.USER:
             lines += ["## You", "", text, ""]
@@ -89,6 +100,8 @@ def to_markdown(stored: StoredConversation, with_reasoning: bool = False) -> str
         elif kind is not MessageKind.SYSTEM:
             lines += ["> **Reasoning (raw chain of thought, not reviewed for safety):**", ">"]
             lines += [f"> {line}" for line in text.splitlines()] + [""]
+    for summary in summaries:
+        lines += _summary_lines(summary)
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -105,6 +118,7 @@ def to_json(stored: StoredConversation, encoding: HarmonyEncoding, with_reasonin
         "created_at": stored.created_at,
         "settings": stored.settings,
         "message_turns": [turn for _message, turn in exported],
+        "summaries": [{"id": s.id, "turn": s.turn, "text": s.text, **s.figures} for s in stored.summaries],
         "turns": [
             {
                 "id": t.id,
