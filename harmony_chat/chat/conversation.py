@@ -224,7 +224,15 @@ class ChatConversation:
         """Give the model the result of ``call`` (also when it was denied or failed) and save it."""
         self.session.add_tool_result(call.name, finished.result.text, call.channel)
         message = self.session.history[-1]
-        yield from self._history(lambda link: link.record_message(message))
+        result = finished.result
+        meta = {
+            "status": result.status,
+            "approval": finished.approval,
+            "server": finished.server,
+            "elapsed_s": round(result.elapsed_s, 3),
+            "truncated": result.truncated,
+        }
+        yield from self._history(lambda link: link.record_message(message, meta))
         yield finished
 
     # -- editing -----------------------------------------------------------------------------
