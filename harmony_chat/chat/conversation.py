@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from harmony_chat.history.link import ConversationLink
     from harmony_chat.history.recording import TurnRecorder
     from harmony_chat.history.store import HistoryStore, StoredConversation
+    from harmony_chat.tools.browser import PageRecord
 
 DEFAULT_MAX_STEPS = 8
 """Generation calls per turn at most (each tool result starts another)."""
@@ -106,6 +107,24 @@ class ChatConversation:
             if role == "assistant" and message.channel == "final":
                 return "".join(getattr(part, "text", "") for part in message.content)
         return None
+
+    def citation_sources(self) -> dict[int, PageRecord]:
+        """Cursor → page for the citations ``【cursor†Lx-Ly】`` in answers (render them with ``find_citations``).
+
+        The browser pages in the history (a resumed conversation's, rebuilt from the shown lines),
+        then the live browser's, which win where cursors repeat.
+        """
+        from harmony_chat.tools.browser import sources_from_transcript
+
+        texts = [
+            "".join(getattr(part, "text", "") for part in message.content)
+            for message in self.session.history
+            if message.author.role.value == "tool" and (message.author.name or "").startswith("browser.")
+        ]
+        sources = sources_from_transcript(texts)
+        if self.tools is not None:
+            sources.update(self.tools.tools.citation_sources())
+        return sources
 
     # -- generating --------------------------------------------------------------------------
 
