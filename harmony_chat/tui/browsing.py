@@ -1,7 +1,8 @@
-"""What the TUI shows of the browser tool: the pages citations name, and the searches and pages of a turn.
+"""What the TUI shows of the browser tool: the searches and pages of a turn, the views a stored answer cites.
 
-Live, these come from the conversation's browser (its pages by cursor, its visits); for a
-resumed conversation the pages are rebuilt from the browser views stored in the history
+Live, the pages an answer cites come from ``ChatConversation.citation_sources()`` and the visits
+from the conversation's browser; for a stored conversation shown again, the pages are rebuilt
+from the browser views stored up to each answer
 (:func:`~harmony_chat.tools.browser.transcript.sources_from_transcript`), as the model saw them.
 """
 
@@ -16,7 +17,6 @@ if TYPE_CHECKING:
     from openai_harmony import Message
 
     from harmony_chat.chat.conversation import ChatConversation
-    from harmony_chat.tools.browser import PageRecord
     from harmony_chat.tools.browser.tool import BrowserTool, Visit
 
 BROWSER_PREFIX = "browser."
@@ -39,17 +39,6 @@ def browser_views(messages: Sequence[Message]) -> list[str]:
         for message in messages
         if message_kind(message) is MessageKind.TOOL_RESULT and (message.author.name or "").startswith(BROWSER_PREFIX)
     ]
-
-
-def citation_sources(conversation: ChatConversation) -> dict[int, PageRecord]:
-    """Cursor → page for the answers' citations: the browser views in the history, the live browser's winning."""
-    from harmony_chat.tools.browser import sources_from_transcript
-
-    sources = sources_from_transcript(browser_views(conversation.session.history))
-    browser = browser_of(conversation)
-    if browser is not None:
-        sources.update(browser.sources())
-    return sources
 
 
 def visits(conversation: ChatConversation) -> list[Visit]:

@@ -171,7 +171,7 @@ class ChatScreen(ModelLoader, ConversationEdits, ToolControl, ReasoningView):
 
     async def start_turn(self, operation: Operation, effort: Effort | None = None) -> None:
         """Show a new assistant turn and run ``operation`` for it in the generation worker."""
-        from harmony_chat.tui.browsing import citation_sources, visits
+        from harmony_chat.tui.browsing import visits
 
         conversation = self.conversation
         assert conversation is not None
@@ -180,7 +180,7 @@ class ChatScreen(ModelLoader, ConversationEdits, ToolControl, ReasoningView):
         self.turn_id += 1
         self.visits_before = len(visits(conversation))
         self.status.summary_tokens, self.status.summary_seconds = 0, 0.0
-        turn = AssistantTurn(self.turn_id, effort or conversation.effort, lambda: citation_sources(conversation))
+        turn = AssistantTurn(self.turn_id, effort or conversation.effort, conversation.citation_sources)
         self.current_turn = turn
         await self.log_view.mount(turn)
         self.exchanges[-1].append(turn)
