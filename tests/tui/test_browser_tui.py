@@ -9,18 +9,21 @@ URLs, and never a raw ``【``.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from rich.syntax import Syntax
+from textual.app import App, ComposeResult
+from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from harmony_chat.chat.factory import create_backend
 from harmony_chat.chat.options import ChatOptions
 from harmony_chat.config import load_settings
 from harmony_chat.history.store import HistoryStore
+from harmony_chat.tools.browser import PageRecord
 from harmony_chat.tui.app import HarmonyChatApp
 from harmony_chat.tui.screenshots import PINNED_DATE
 from harmony_chat.tui.widgets.answer import Answer
@@ -178,3 +181,60 @@ async def test_python_approval_shows_the_code_labelled_and_highlighted_as_python
             assert labels[0] == CODE_LABEL and row.state == "done"
     finally:
         app.release()
+
+
+class TwoAnswers(App[None]):
+    """Two answers citing the same pages: one streamed piece by piece, one written in one go."""
+
+    def __init__(self, lookups: list[Callable[[], dict[int, PageRecord]]]) -> None:
+        super().__init__()
+        self.lookups = lookups
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll():
+            yield Answer(self.lookups[0])
+            yield Answer(self.lookups[1])
+
+
+PAGES = {
+    1: PageRecord("https://example.org/otters", "Sea otter facts"),
+    0: PageRecord("https://example.org/kelp", "Kelp"),
+}
+RAW = ANSWER.split("<|message|>", 1)[1].removesuffix("<|return|>")
+
+
+@pytest.mark.parametrize("cut", [1, 2, 5, 13])
+async def test_a_streamed_answer_with_citations_ends_as_the_whole_one(cut: int) -> None:
+    app = TwoAnswers([lambda: PAGES, lambda: PAGES])
+    async with app.run_test(size=(100, 30)) as pilot:
+        streamed, whole = app.query(Answer)
+        for start in range(0, len(RAW), cut):
+            await streamed.write(RAW[start : start + cut])
+            await pilot.pause()
+            assert "【" not in shown_all(streamed)  # never, not even half a citation
+        await streamed.finish()
+        await whole.write(RAW)
+        await whole.finish()
+        await pilot.pause()
+        assert shown_all(streamed) == shown_all(whole)
+        assert "[1]" in shown_all(whole) and "Sea otter facts" in shown_all(whole)
+
+
+async def test_pages_that_come_late_still_give_the_finished_answer_its_links() -> None:
+    asked: list[int] = []
+
+    def late() -> dict[int, PageRecord]:  # nothing while it streams, the pages once it is finished
+        asked.append(1)
+        return PAGES if len(asked) > 1 else {}
+
+    app = TwoAnswers([late, lambda: PAGES])
+    async with app.run_test(size=(100, 30)) as pilot:
+        streamed, whole = app.query(Answer)
+        for start in range(0, len(RAW), 7):
+            await streamed.write(RAW[start : start + 7])
+        await streamed.finish()
+        await whole.write(RAW)
+        await whole.finish()
+        await pilot.pause()
+        assert len(asked) == 2 and shown_all(streamed) == shown_all(whole)
+        assert "https://example.org/otters" in shown_all(streamed)

@@ -73,6 +73,8 @@ class Answer(Markdown):
         """How much of ``raw`` is shown, while it holds no citation (the fast path)."""
         self._diverged = False
         """What is shown can no longer be extended: the whole answer is shown again when it is finished."""
+        self._cited = False
+        """Whether the text holds a ``【`` (until then it is shown as it comes)."""
 
     @property
     def sources(self) -> Sources:
@@ -84,23 +86,28 @@ class Answer(Markdown):
     async def write(self, fragment: str) -> None:
         """Append a fragment of the model's text and show what of it is settled."""
         self.raw += fragment
-        if OPEN not in self.raw:  # no citation: show the new text as it is (the end held back)
+        self._cited = self._cited or OPEN in fragment
+        if not self._cited:  # no citation: show the new text as it is (the end held back)
             end = len(self.raw.rstrip(HELD_BACK))
             if end > self._plain:
-                await self._extend(self._shown + visible(self.raw[self._plain : end]))
+                await self._append(visible(self.raw[self._plain : end]))
                 self._plain = end
             return
         await self._extend(answer_markdown(self.raw, self.sources, final=False))
 
     async def _extend(self, markdown: str) -> None:
+        """Show ``markdown`` if what is shown is the start of it (else the whole is shown at the end)."""
         if self._diverged or markdown == self._shown:
             return
         if not markdown.startswith(self._shown):
             self._diverged = True
             return
+        await self._append(markdown[len(self._shown) :])
+
+    async def _append(self, delta: str) -> None:
         if self._stream is None:
             self._stream = Markdown.get_stream(self)
-        delta, self._shown = markdown[len(self._shown) :], markdown
+        self._shown += delta
         await self._stream.write(delta)
 
     async def finish(self) -> None:
