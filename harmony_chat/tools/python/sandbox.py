@@ -90,10 +90,35 @@ def unshare_args(as_root: bool, isolation: Isolation) -> tuple[str, ...]:
     return ("unshare", *user, "--net", "--")
 
 
+def _id_mapped(map_file: Path, wanted: int) -> bool:
+    """Whether ``wanted`` is an id this process's user namespace maps (``/proc/self/uid_map``)."""
+    try:
+        lines = map_file.read_text(encoding="ascii").splitlines()
+    except OSError:
+        return True  # no namespace information (not Linux): every id is real
+    for line in lines:
+        inside, _outside, count = (int(field) for field in line.split())
+        if inside <= wanted < inside + count:
+            return True
+    return False
+
+
+def runs_as_real_root() -> bool:
+    """True when this process is root and can hand the kernel to ``nobody``.
+
+    Root inside a user namespace that maps only itself (``unshare -r``, rootless containers)
+    cannot: it is treated as an ordinary user, who gets a user namespace of its own.
+    """
+    if not hasattr(os, "geteuid") or os.geteuid() != 0:
+        return False
+    proc = Path("/proc/self")
+    return _id_mapped(proc / "uid_map", SANDBOX_UID) and _id_mapped(proc / "gid_map", SANDBOX_UID)
+
+
 @functools.cache
 def probe_platform() -> Platform:
     """Find the strongest isolation ``unshare`` gives here (run once per process, about 10 ms a try)."""
-    as_root = hasattr(os, "geteuid") and os.geteuid() == 0
+    as_root = runs_as_real_root()
     if not sys.platform.startswith("linux"):
         return Platform("none", as_root, reason=f"{sys.platform} has no Linux namespaces")
     if shutil.which("unshare") is None:
