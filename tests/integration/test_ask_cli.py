@@ -328,3 +328,14 @@ def test_ask_follows_the_config_file_and_the_command_line_wins(
         assert "Reasoning: low" in prompt and "Answer in French." in prompt
     stats, prompt = stats_and_prompt("--config", str(config), "--max-tokens", "50", "--effort", "high")
     assert (stats["max_tokens"], stats["effort"]) == (50, "high") and "Reasoning: high" in prompt
+
+
+def test_a_config_file_named_but_missing_is_one_error_not_the_defaults(
+    capsys: pytest.CaptureFixture[str], replay: Path, tmp_path: Path
+) -> None:
+    missing = str(tmp_path / "typo.toml")
+    for args in (["ask", "--replay", str(replay), "--config", missing, "q"], ["--config", missing, "history", "list"]):
+        code = main(args)
+        out, err = capsys.readouterr()
+        assert (code, out) == (2, "")
+        assert err == f"error: Invalid value for '--config': file '{missing}' does not exist.\n"
