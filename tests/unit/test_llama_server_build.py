@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -34,7 +35,7 @@ def test_sources_that_cannot_be_fetched_are_named(tmp_path: Path) -> None:
 def test_the_build_command_says_so_in_one_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    if build.shutil.which("cmake") is None:
+    if shutil.which("cmake") is None:
         pytest.skip("without CMake the build stops before fetching the sources")
     monkeypatch.setenv("HARMONY_CHAT_CACHE_DIR", str(tmp_path / "cache"))
     assert build.main() == 1
