@@ -21,6 +21,7 @@ from harmony_chat.errors import HarmonyChatError
 from harmony_chat.harmony.effort import Effort
 from harmony_chat.harmony.events import NoAnswer, StopReason, ToolCall
 from harmony_chat.harmony.turn import TurnOptions, TurnStats, prefill_next_turn, run_turn
+from harmony_chat.harmony.visibility import is_answer
 
 if TYPE_CHECKING:
     from harmony_chat.chat.summary import ReasoningWatch, Summarizer
@@ -103,7 +104,7 @@ class ChatConversation:
             role = message.author.role.value
             if role == "user":
                 return None
-            if role == "assistant" and message.channel == "final":
+            if is_answer(message):
                 return "".join(getattr(part, "text", "") for part in message.content)
         return None
 

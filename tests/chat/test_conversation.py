@@ -268,6 +268,14 @@ def test_last_answer_is_none_when_the_last_turn_gave_none(encoding: HarmonyEncod
     assert chat.last_answer() is None
 
 
+def test_last_answer_is_never_a_tool_call_on_the_final_channel(encoding: HarmonyEncoding) -> None:
+    call_on_final = '<|channel|>final to=functions.get_weather<|message|>{"location":"Oslo"}<|call|>'
+    chat, _ = make(encoding, [call_on_final])
+    list(chat.send("?"))
+    assert chat.session.pending_tool_call() is not None  # a call, not an answer: /copy has nothing to copy
+    assert chat.last_answer() is None
+
+
 @pytest.mark.parametrize("mode", ["all"])
 def test_mode_all_runs_without_asking(encoding: HarmonyEncoding, mode: str) -> None:
     tools = WeatherTools()
