@@ -11,13 +11,10 @@ from __future__ import annotations
 import re
 import time
 from typing import TYPE_CHECKING
-from urllib.parse import urlsplit
 
-from markdown_it import MarkdownIt
 from textual.app import ComposeResult
 from textual.containers import Vertical
-from textual.widgets import Collapsible, Markdown, Static
-from textual.widgets.markdown import MarkdownStream
+from textual.widgets import Collapsible, Static
 
 from harmony_chat.harmony.events import (
     ContentDelta,
@@ -30,7 +27,8 @@ from harmony_chat.harmony.events import (
 )
 from harmony_chat.harmony.turn import TurnEvent, TurnStats
 from harmony_chat.harmony.visibility import Display, MessageKind, display_of, message_kind, rule_of
-from harmony_chat.tui.literal import literal, visible
+from harmony_chat.tui.literal import literal
+from harmony_chat.tui.widgets.answer import Answer
 
 if TYPE_CHECKING:
     from openai_harmony import Message
@@ -41,20 +39,6 @@ _FENCE = re.compile(r"```[^\n]*\n(.*?)```", re.S)
 def code_blocks(markdown: str) -> list[str]:
     """Return the contents of the fenced code blocks in ``markdown``."""
     return [match.group(1).rstrip("\n") for match in _FENCE.finditer(markdown)]
-
-
-WEB_SCHEMES = ("http", "https")
-"""Link schemes a click on a link in an answer opens (in the browser); other links are only shown."""
-
-
-def answer_parser() -> MarkdownIt:
-    """The Markdown parser for answers: GitHub-like, with raw HTML shown as the text it is.
-
-    A terminal cannot render HTML, and Textual drops HTML blocks and inline tags: the streaming view
-    then also replaced the block before an HTML block with the block after it (Textual's
-    ``Markdown.append`` assumes every top-level token makes a widget).
-    """
-    return MarkdownIt("gfm-like", {"html": False})
 
 
 class UserMessage(Static):
@@ -76,42 +60,6 @@ class ToolRow(Collapsible):
     def __init__(self, title: str, body: str) -> None:
         # Textual shows Content titles as they are (CollapsibleTitle.label takes Content); a str is markup.
         super().__init__(Static(literal(body), markup=False), title=literal(title), collapsed=True)  # type: ignore[arg-type]
-
-
-class Answer(Markdown):
-    """The final answer, streamed as Markdown (control characters made visible, links never actions)."""
-
-    DEFAULT_CSS = "Answer { margin: 0; padding: 0 1; background: transparent; }"
-
-    def __init__(self) -> None:
-        super().__init__("", classes="answer", open_links=False, parser_factory=answer_parser)
-        self._stream: MarkdownStream | None = None
-        self._held_cr = False
-
-    async def write(self, fragment: str) -> None:
-        """Append a fragment through the widget's Markdown stream."""
-        if self._stream is None:
-            self._stream = Markdown.get_stream(self)
-        text = ("\r" if self._held_cr else "") + fragment
-        self._held_cr = text.endswith("\r")  # a CR LF may be split between fragments
-        await self._stream.write(visible(text[:-1] if self._held_cr else text))
-
-    async def finish(self) -> None:
-        """Flush and close the stream."""
-        if self._held_cr and self._stream is not None:
-            self._held_cr = False
-            await self._stream.write(visible("\r"))
-        if self._stream is not None:
-            await self._stream.stop()
-            self._stream = None
-
-    def on_markdown_link_clicked(self, event: Markdown.LinkClicked) -> None:
-        """Open web links in the browser; anything else (``app.quit``, ``file:``) is only named."""
-        event.stop()
-        if urlsplit(event.href).scheme.lower() in WEB_SCHEMES:
-            self.app.open_url(event.href)
-        else:
-            self.notify(f"Not opened (not a web link): {event.href}", severity="warning")
 
 
 class AssistantTurn(Vertical):

@@ -1,0 +1,97 @@
+"""The finished part of an answer: blocks drawn once as lines, in one widget (see ``block_render``).
+
+One widget holds any number of finished blocks, so a long answer is a handful of widgets instead of
+thousands, and its layout is one height. Lines are drawn for the widget's width when first needed
+and again only when the width or the theme changes.
+"""
+
+from __future__ import annotations
+
+from textual.geometry import Size, Spacing
+from textual.strip import Strip
+from textual.widget import Widget
+from textual.widgets import Markdown
+
+from harmony_chat.tui.block_render import BlockPainter, Drawn, Node
+
+
+class FinishedBlocks(Widget):
+    """Finished blocks of an answer, drawn exactly as Textual's Markdown widgets would draw them."""
+
+    DEFAULT_CSS = "FinishedBlocks { height: auto; width: 1fr; }"
+
+    def __init__(self, painter: BlockPainter) -> None:
+        super().__init__()
+        self._painter = painter
+        self.nodes: list[Node] = []
+        """The blocks shown, in order."""
+        self._drawn: list[Drawn] = []
+        self._lines: list[Strip] = []
+        self._width = -1
+
+    def on_mount(self) -> None:
+        """Redraw when the theme changes (the stand-ins' styles change with it)."""
+        self.app.theme_changed_signal.subscribe(self, lambda _theme: self._invalidate())
+
+    def on_unmount(self) -> None:
+        """Leave the theme signal (its callback would keep this widget alive)."""
+        self.app.theme_changed_signal.unsubscribe(self)
+
+    def add(self, nodes: list[Node]) -> None:
+        """Show more finished blocks after those already shown."""
+        self.nodes += nodes
+        if self._width >= 0:
+            self._draw(self.nodes[len(self._drawn) :])
+        self.refresh(layout=True)
+
+    def replace(self, nodes: list[Node]) -> None:
+        """Show ``nodes`` instead (the block being written, drawn again as it grows)."""
+        self.nodes = list(nodes)
+        if self._width >= 0:
+            self._drawn, self._lines = [], []
+            self._draw(self.nodes)
+        self.refresh(layout=True)
+
+    def _invalidate(self) -> None:
+        """Draw again (the theme changed; the stand-ins' styles follow it once the CSS is refreshed)."""
+        self._width = -1
+        self.refresh(layout=True)
+        self.call_after_refresh(self._redraw_after_css)
+
+    def _redraw_after_css(self) -> None:
+        self._width = -1
+        self.refresh(layout=True)
+
+    def _ensure(self, width: int) -> None:
+        if width != self._width:
+            self._width, self._drawn, self._lines = width, [], []
+            self._draw(self.nodes)
+
+    def _draw(self, nodes: list[Node]) -> None:
+        for node in nodes:
+            drawn = self._painter.draw(node, self._width)
+            if self._drawn:
+                gap = max(self._drawn[-1].margin.bottom, drawn.margin.top)
+                self._lines += self._painter.fill(self, self._width, gap)
+            self._drawn.append(drawn)
+            self._lines += drawn.lines
+        if self._drawn:
+            margin = Spacing(self._drawn[0].margin.top, 0, self._drawn[-1].margin.bottom, 0)
+            if self.styles.margin != margin:
+                self.styles.margin = margin
+
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        """As many lines as the blocks take at ``width``."""
+        self._ensure(width)
+        return len(self._lines)
+
+    def render_line(self, y: int) -> Strip:
+        """One line of the drawn blocks."""
+        width = self.size.width
+        self._ensure(width)
+        return self._lines[y] if y < len(self._lines) else Strip.blank(width)
+
+    async def action_link(self, href: str) -> None:
+        """A link was clicked: tell the answer, as a Markdown block would."""
+        answer = self.query_ancestor(Markdown)
+        self.post_message(Markdown.LinkClicked(answer, href))
