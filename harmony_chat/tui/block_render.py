@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import cast
 
 from markdown_it.token import Token
 from rich.cells import cell_len
@@ -23,6 +24,7 @@ from textual._styles_cache import StylesCache
 from textual.canvas import Canvas, Rectangle
 from textual.content import Content
 from textual.css.scalar import Scalar
+from textual.css.styles import RulesMap
 from textual.geometry import Offset, Size, Spacing
 from textual.strip import Strip
 from textual.visual import Visual, visualize
@@ -182,7 +184,7 @@ class BlockPainter:
         content_width = max(0, width - styles.gutter.width)
         if height is None:
             # an empty auto-width heading is no cells wide but still a line high, as in Textual
-            height = visual.get_height(styles, max(1, content_width))
+            height = visual.get_height(_rules(widget), max(1, content_width))
         strips = Visual.to_strips(widget, visual, content_width, height, widget.visual_style)
         return self._box(widget, strips, width, height + styles.gutter.height)
 
@@ -219,7 +221,7 @@ class BlockPainter:
         visual = self._inline(place, node.inline)
         box_width = width
         if widget.styles.width is not None and widget.styles.width.is_auto:
-            box_width = min(width, visual.get_optimal_width(widget.styles, width) + widget.styles.gutter.width)
+            box_width = min(width, visual.get_optimal_width(_rules(widget), width) + widget.styles.gutter.width)
         lines = self._text(widget, visual, box_width)
         if box_width < width:
             parent_fill = self.fill(self._parent_widget(parent), width - box_width, len(lines))
@@ -297,7 +299,7 @@ class BlockPainter:
         app = self.host.app
         code = MarkdownFence.highlight(node.code, node.lexer, ansi=app.native_ansi_color, dark=app.current_theme.dark)
         inner = max(0, width - fence.styles.gutter.width)
-        natural = code.get_optimal_width(label.styles, 0) + label.styles.gutter.width
+        natural = code.get_optimal_width(_rules(label), 0) + label.styles.gutter.width
         # wider code scrolls sideways in Textual; at the start it shows what fits (the answer keeps such
         # blocks as widgets when they are finished, see ``check``; this is for a narrower view later)
         lines = [line.crop(0, inner) for line in self._text(label, code, max(inner, natural))]
@@ -318,9 +320,9 @@ class BlockPainter:
         for index, (widget, content) in enumerate(cells):
             gutter = widget.styles.gutter.width
             natural[index % columns] = max(
-                natural[index % columns], content.get_optimal_width(widget.styles, 0) + gutter
+                natural[index % columns], content.get_optimal_width(_rules(widget), 0) + gutter
             )
-            minimum[index % columns] = max(minimum[index % columns], content.get_minimal_width(widget.styles) + gutter)
+            minimum[index % columns] = max(minimum[index % columns], content.get_minimal_width(_rules(widget)) + gutter)
         size = Size(grid_inner, 0)
         spans = resolve(
             [Scalar.from_number(value) for value in natural],
@@ -334,7 +336,7 @@ class BlockPainter:
         )
         gutter_y = grid.styles.grid_gutter_horizontal
         natural_heights = [
-            content.get_height(widget.styles, max(0, spans[index % columns][1] - widget.styles.gutter.width))
+            content.get_height(_rules(widget), max(0, spans[index % columns][1] - widget.styles.gutter.width))
             + widget.styles.gutter.height
             for index, (widget, content) in enumerate(cells)
         ]
@@ -384,6 +386,11 @@ class BlockPainter:
         drawing = Canvas(width, height).render(rectangles, grid.rich_style)
         content = Visual.to_strips(grid, visualize(grid, drawing), width, height, grid.visual_style)
         return self._box(grid, content, width, height)
+
+
+def _rules(widget: Widget) -> RulesMap:
+    """A widget's styles as the rules a visual measures itself with (as Textual passes them)."""
+    return cast("RulesMap", widget.styles)
 
 
 def _fixed_height(widget: Widget) -> int:
