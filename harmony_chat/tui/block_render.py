@@ -12,7 +12,7 @@ highlighting). Blocks this module does not know raise :class:`Unsupported` and s
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Hashable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import cast
 
@@ -145,9 +145,25 @@ class Drawn:
 class BlockPainter:
     """Draws blocks with the styles of an answer's stand-ins."""
 
+    MEMO_SIZE = 2048
+    """Drawn pieces remembered: bullets, cells and the items of a growing list are drawn once."""
+
     def __init__(self, stand_ins: StandIns) -> None:
         self.stand_ins = stand_ins
         self.host: Markdown = stand_ins.host
+        self._memo: dict[Hashable, list[Strip]] = {}
+        self._highlighted: dict[tuple[str, str, bool, bool], Content] = {}
+
+    def forget(self) -> None:
+        """Drop what was drawn (the theme changed)."""
+        self._memo.clear()
+        self._highlighted.clear()
+
+    def _remember(self, key: Hashable, lines: list[Strip]) -> list[Strip]:
+        if len(self._memo) >= self.MEMO_SIZE:
+            del self._memo[next(iter(self._memo))]
+        self._memo[key] = lines
+        return lines
 
     # -- Textual's pieces -----------------------------------------------------------------------
 
@@ -180,13 +196,16 @@ class BlockPainter:
 
         ``height`` is the content height when the layout stretches the widget (a table cell in a taller row).
         """
+        key = (id(widget), visual, width, height)
+        if (known := self._memo.get(key)) is not None:
+            return known
         styles = widget.styles
         content_width = max(0, width - styles.gutter.width)
         if height is None:
             # an empty auto-width heading is no cells wide but still a line high, as in Textual
             height = visual.get_height(_rules(widget), max(1, content_width))
         strips = Visual.to_strips(widget, visual, content_width, height, widget.visual_style)
-        return self._box(widget, strips, width, height + styles.gutter.height)
+        return self._remember(key, self._box(widget, strips, width, height + styles.gutter.height))
 
     def fill(self, widget: Widget, width: int, height: int) -> list[Strip]:
         """What a container draws of itself (its background) inside its content area, where no child covers it."""
@@ -227,6 +246,10 @@ class BlockPainter:
             parent_fill = self.fill(self._parent_widget(parent), width - box_width, len(lines))
             lines = [Strip.join([line, fill]) for line, fill in zip(lines, parent_fill, strict=True)]
         return Drawn(lines, widget.styles.margin)
+
+    def margin(self, node: Node, parent: Place = ()) -> Spacing:
+        """The margins of ``node``'s outermost widget (they collapse with its neighbours')."""
+        return self.stand_ins[(*parent, node.kind)].styles.margin
 
     def check(self, node: Node, width: int, parent: Place = ()) -> None:
         """Raise :class:`Unsupported` if ``node`` would not be drawn the same as Textual's widgets at ``width``."""
@@ -297,7 +320,11 @@ class BlockPainter:
     def _fence(self, node: Node, width: int, here: Place) -> Drawn:
         fence, label = self.stand_ins[here], self.stand_ins[(*here, "code")]
         app = self.host.app
-        code = MarkdownFence.highlight(node.code, node.lexer, ansi=app.native_ansi_color, dark=app.current_theme.dark)
+        code_key = (node.code, node.lexer, app.native_ansi_color, app.current_theme.dark)
+        if (code := self._highlighted.get(code_key)) is None:
+            if len(self._highlighted) >= 64:
+                self._highlighted.clear()
+            code = self._highlighted[code_key] = MarkdownFence.highlight(*code_key)
         inner = max(0, width - fence.styles.gutter.width)
         natural = code.get_optimal_width(_rules(label), 0) + label.styles.gutter.width
         # wider code scrolls sideways in Textual; at the start it shows what fits (the answer keeps such

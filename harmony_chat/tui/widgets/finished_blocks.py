@@ -38,47 +38,46 @@ class FinishedBlocks(Widget):
         self.app.theme_changed_signal.unsubscribe(self)
 
     def add(self, nodes: list[Node]) -> None:
-        """Show more finished blocks after those already shown."""
+        """Show more finished blocks after those already shown (drawn when next laid out)."""
         self.nodes += nodes
-        if self._width >= 0:
-            self._draw(self.nodes[len(self._drawn) :])
-        self.refresh(layout=True)
+        self._changed()
 
     def replace(self, nodes: list[Node]) -> None:
         """Show ``nodes`` instead (the block being written, drawn again as it grows)."""
         self.nodes = list(nodes)
-        if self._width >= 0:
-            self._drawn, self._lines = [], []
-            self._draw(self.nodes)
+        self._drawn, self._lines = [], []
+        self._changed()
+
+    def _changed(self) -> None:
+        if self.nodes:
+            margin = Spacing(self._painter.margin(self.nodes[0]).top, 0, self._painter.margin(self.nodes[-1]).bottom, 0)
+            if self.styles.margin != margin:
+                self.styles.margin = margin
         self.refresh(layout=True)
 
     def _invalidate(self) -> None:
         """Draw again (the theme changed; the stand-ins' styles follow it once the CSS is refreshed)."""
+        self._painter.forget()
         self._width = -1
         self.refresh(layout=True)
         self.call_after_refresh(self._redraw_after_css)
 
     def _redraw_after_css(self) -> None:
+        self._painter.forget()
         self._width = -1
-        self.refresh(layout=True)
+        self._changed()
 
     def _ensure(self, width: int) -> None:
+        """Draw what is not drawn yet at ``width`` (everything, when the width changed)."""
         if width != self._width:
             self._width, self._drawn, self._lines = width, [], []
-            self._draw(self.nodes)
-
-    def _draw(self, nodes: list[Node]) -> None:
-        for node in nodes:
-            drawn = self._painter.draw(node, self._width)
+        for node in self.nodes[len(self._drawn) :]:
+            drawn = self._painter.draw(node, width)
             if self._drawn:
                 gap = max(self._drawn[-1].margin.bottom, drawn.margin.top)
-                self._lines += self._painter.fill(self, self._width, gap)
+                self._lines += self._painter.fill(self, width, gap)
             self._drawn.append(drawn)
             self._lines += drawn.lines
-        if self._drawn:
-            margin = Spacing(self._drawn[0].margin.top, 0, self._drawn[-1].margin.bottom, 0)
-            if self.styles.margin != margin:
-                self.styles.margin = margin
 
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
         """As many lines as the blocks take at ``width``."""

@@ -120,7 +120,7 @@ class AssistantTurn(Vertical):
             if isinstance(event, ContentDelta) and display_of(event.channel, event.recipient) is Display.ANSWER:
                 pending += event.text
                 continue
-            if pending:
+            if pending and not isinstance(event, RawToken):  # a token count needs no flush: one write per batch
                 await self._write_answer(pending)
                 pending = ""
             await self._apply_one(event)
