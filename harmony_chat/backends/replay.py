@@ -188,14 +188,21 @@ class ReplayBackend(ModelBackend):
 
 
 class RecordingBackend(ModelBackend):
-    """Wraps another backend and writes every turn it generates to a recording file."""
+    """Wraps another backend and writes every completion it generates to a recording file.
+
+    A call that continues the previous one (its prompt is that call's prompt plus what it
+    generated, as when a tool call's arguments switch to a grammar) extends the same completion,
+    so a recorded tool loop replays one completion per generation step.
+    """
 
     def __init__(self, inner: ModelBackend, path: Path) -> None:
         super().__init__()
         self.inner = inner
         self.path = path
         self.name = inner.name
+        self.supports_json_schema = inner.supports_json_schema
         self._turns: list[list[int]] = []
+        self._last_prompt: list[int] = []
 
     @property
     def info(self) -> ModelInfo:
@@ -213,9 +220,15 @@ class RecordingBackend(ModelBackend):
         stop_ids: Collection[int],
         should_stop: Callable[[], bool],
     ) -> Generator[int, None, None]:
-        """Pass tokens through, then append the turn to the recording."""
-        turn: list[int] = []
-        self._turns.append(turn)
+        """Pass tokens through, then append the completion to the recording."""
+        prompt = list(prompt)
+        previous = self._turns[-1] if self._turns else None
+        if previous is not None and previous and prompt == self._last_prompt + previous:
+            turn = previous  # a continuation of the same completion
+        else:
+            turn = []
+            self._turns.append(turn)
+            self._last_prompt = prompt
         try:
             for token in self.inner.generate(prompt, sampling, stop_ids, should_stop):
                 turn.append(token)
@@ -226,6 +239,10 @@ class RecordingBackend(ModelBackend):
                 write_recording(self.path, self._turns)
             except OSError as error:
                 raise ReplayError(f"cannot write recording {self.path}: {error.strerror}") from error
+
+    def prefill(self, tokens: Sequence[int]) -> int:
+        """Prefill the wrapped backend."""
+        return self.inner.prefill(tokens)
 
     def close(self) -> None:
         """Close the wrapped backend."""

@@ -13,8 +13,9 @@ from typing import Any
 
 from harmony_chat.backends.base import SamplingParams
 from harmony_chat.backends.llama_cpp import LlamaCppBackend
+from harmony_chat.chat.conversation import ChatConversation
 from harmony_chat.harmony.session import ChatSession
-from harmony_chat.harmony.turn import TurnOptions, TurnStats, prefill_next_turn, run_turn
+from harmony_chat.harmony.turn import TurnStats
 
 USER_TURNS = (
     "Hello! Can you help me plan a small Python project?",
@@ -44,17 +45,16 @@ class TurnFigures:
 
 
 def harmony_chat_turns(backend: LlamaCppBackend, encoding: Any, tokens: int) -> list[TurnFigures]:
-    """Five turns through harmony-chat's session, backend and decoder."""
+    """Five turns through harmony-chat's conversation core (session, backend, decoder, prefill)."""
     backend.llama.reset()
-    session = ChatSession(encoding)
-    options = TurnOptions(sampling=SamplingParams(temperature=0.0, max_tokens=tokens), raw_tokens=False)
+    sampling = SamplingParams(temperature=0.0, max_tokens=tokens)
+    chat = ChatConversation(ChatSession(encoding), backend, sampling=sampling, raw_tokens=False)
     figures = []
     prefilled = 0
     for number, text in enumerate(USER_TURNS, start=1):
-        session.add_user(text)
-        stats = next(e for e in run_turn(session, backend, options) if isinstance(e, TurnStats)).stats
+        stats = [e for e in chat.send(text) if isinstance(e, TurnStats)][-1].stats
         figures.append(TurnFigures(number, stats.prompt_tokens, stats.prompt_tokens_evaluated, stats.ttft_s, prefilled))
-        prefilled = prefill_next_turn(session, backend)
+        prefilled = chat.prefill()
     return figures
 
 

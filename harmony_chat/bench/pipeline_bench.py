@@ -60,11 +60,11 @@ def _bare_decode(llm: Any, prompt: list[int], sampling: SamplingParams) -> tuple
 
 def _pipeline_decode(backend: LlamaCppBackend, session: ChatSession, sampling: SamplingParams) -> float:
     """Return the decode tokens/s of one ``ask``-style turn (cache reset first, turn not kept)."""
-    from harmony_chat.cli.ask import AskPrinter, AskRequest
+    from harmony_chat.cli.ask_output import AskPrinter, OutputMode
 
     backend.llama.reset()
     sink = io.StringIO()
-    printer = AskPrinter(AskRequest(), sink, sink, session)
+    printer = AskPrinter(OutputMode(), sink, sink, session)
     speed = 0.0
     for event in run_turn(session, backend, TurnOptions(sampling=sampling, stop_on_final=False)):
         printer.handle(event)

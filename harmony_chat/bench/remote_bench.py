@@ -15,6 +15,7 @@ import json
 import statistics
 import time
 from dataclasses import asdict, dataclass
+from typing import IO
 
 import httpx
 
@@ -95,10 +96,10 @@ def raw_stream(backend: RemoteBackend, prompt: list[int], sampling: SamplingPara
 
 def pipeline_stream(backend: RemoteBackend, session: ChatSession, sampling: SamplingParams) -> StreamFigures:
     """Run one ``ask``-style turn through ``backend`` (the turn is not kept) and return its figures."""
-    from harmony_chat.cli.ask import AskPrinter, AskRequest
+    from harmony_chat.cli.ask_output import AskPrinter, OutputMode
 
     sink = io.StringIO()
-    printer = AskPrinter(AskRequest(), sink, sink, session)
+    printer = AskPrinter(OutputMode(), sink, sink, session)
     figures = StreamFigures(0, 0.0, 0.0)
     for event in run_turn(session, backend, TurnOptions(sampling=sampling, stop_on_final=False)):
         printer.handle(event)
@@ -142,3 +143,20 @@ def _median(figures: list[StreamFigures]) -> StreamFigures:
         statistics.median(f.ttft_s for f in figures),
         statistics.median(f.tokens_per_s for f in figures),
     )
+
+
+def print_remote_report(comparison: RemoteComparison, out: IO[str], as_json: bool) -> None:
+    """Print the comparison as a table, or as one JSON object."""
+    if as_json:
+        print(json.dumps(comparison.as_dict()), file=out)
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"harmony-chat bench --url: {comparison.model} on {comparison.engine} @ {comparison.host}")
+    for column in ("stream", "tokens", "time to first token", "tokens/s"):
+        table.add_column(column, justify="right" if column != "stream" else "left")
+    for label, figures in (("engine, raw token ids", comparison.raw), ("harmony-chat pipeline", comparison.pipeline)):
+        table.add_row(label, str(figures.tokens), f"{figures.ttft_s * 1000:.0f} ms", f"{figures.tokens_per_s:.1f}")
+    table.caption = f"pipeline / raw: {comparison.ratio:.1%} (medians of {comparison.runs} runs)"
+    Console(file=out, width=100).print(table)

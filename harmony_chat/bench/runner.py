@@ -11,6 +11,7 @@ from typing import IO
 from harmony_chat.backends.llama_cpp import LlamaCppBackend
 from harmony_chat.bench.chat_bench import TurnFigures, harmony_chat_turns, template_turns
 from harmony_chat.bench.decoder_bench import DecoderResult, bench_decoder
+from harmony_chat.bench.grammar_bench import GrammarCost, grammar_cost
 from harmony_chat.bench.pipeline_bench import DecodeComparison, backend_encoding, compare_decode
 
 
@@ -41,6 +42,7 @@ class BenchReport:
     chat: list[TurnFigures]
     template_chat: list[TurnFigures] | None
     """``create_chat_completion``'s turns, None when the model carries no chat template."""
+    grammar: GrammarCost
 
     def as_dict(self) -> dict[str, object]:
         """Return the report as plain data (``--json``)."""
@@ -59,6 +61,9 @@ class BenchReport:
             "chat_tokens_per_turn": self.settings.chat_tokens,
             "chat_turns": [_turn(figure) for figure in self.chat],
             "template_chat_turns": [_turn(figure) for figure in self.template_chat] if self.template_chat else None,
+            "grammar_free_ms_per_token": round(self.grammar.free_ms_per_token, 3),
+            "grammar_constrained_ms_per_token": round(self.grammar.constrained_ms_per_token, 3),
+            "grammar_extra_ms_per_token": round(self.grammar.extra_ms_per_token, 3),
         }
 
 
@@ -84,10 +89,11 @@ def run_bench(settings: BenchSettings) -> BenchReport:
         decode = compare_decode(backend, tokens=settings.tokens, runs=settings.runs)
         chat = harmony_chat_turns(backend, backend_encoding(backend), settings.chat_tokens)
         template_chat = template_turns(backend, settings.chat_tokens)
+        grammar = grammar_cost(backend, backend_encoding(backend), runs=settings.runs)
     finally:
         backend.close()
     machine = f"{platform.machine()} {platform.processor() or platform.system()}".strip()
-    return BenchReport(settings, info.name, info.device, machine, decoder, decode, chat, template_chat)
+    return BenchReport(settings, info.name, info.device, machine, decoder, decode, chat, template_chat, grammar)
 
 
 def print_report(report: BenchReport, out: IO[str], as_json: bool) -> None:
@@ -110,6 +116,11 @@ def print_report(report: BenchReport, out: IO[str], as_json: bool) -> None:
     )
     table.add_row("pipeline / bare", f"{data['pipeline_ratio']:.1%}", "target >= 95%")
     table.add_row("decoder cost", f"{data['decoder_us_per_token']} µs/token", "target < 20 µs")
+    table.add_row(
+        "tool arguments under the JSON grammar",
+        f"+{data['grammar_extra_ms_per_token']} ms/token",
+        f"{data['grammar_constrained_ms_per_token']} vs {data['grammar_free_ms_per_token']} ms free",
+    )
     console = Console(file=out, width=max(Console(file=out).width, 100))
     console.print(table)
     chat = Table(title=f"five-turn chat, {report.settings.chat_tokens} tokens per turn")

@@ -61,6 +61,10 @@ class ToolReview:
     """What kind of action this is (e.g. ``code the model wants to run``)."""
     warning: str = ""
     """A caveat to show with it (e.g. that network access is not blocked)."""
+    language: str = "json"
+    """How to highlight ``arguments`` (``json``, or ``python`` for code)."""
+    per_conversation: bool = False
+    """"Always" lasts for this conversation only (built-in tools), not the whole session."""
 
 
 Approver = Callable[[ToolReview], Decision]
@@ -91,6 +95,12 @@ class ApprovalPolicy:
 
     mode: ApprovalMode = "ask"
     always: set[str] = field(default_factory=set)
+    conversation_always: set[str] = field(default_factory=set)
+    """Keys approved for good in the current conversation only (cleared by :meth:`new_conversation`)."""
+
+    def new_conversation(self) -> None:
+        """Forget the "always" answers that were for one conversation."""
+        self.conversation_always.clear()
 
     @classmethod
     def from_config(cls, mode: ApprovalMode, always: Iterable[str] = ()) -> ApprovalPolicy:
@@ -99,14 +109,17 @@ class ApprovalPolicy:
 
     def decide(self, review: ToolReview, approver: Approver | None) -> tuple[Decision, str]:
         """Return the decision for ``review`` and how it was reached (``auto``, ``always``, ``approved``...)."""
-        if self.mode == "none" or (self.mode == "ask" and approver is None and review.key not in self.always):
+        remembered = review.key in self.always or review.key in self.conversation_always
+        if self.mode == "none" or (self.mode == "ask" and approver is None and not remembered):
             return deny_all(review), "denied"
         if self.mode == "all":
             return Decision(Choice.ONCE), "auto"
-        if review.key in self.always:
+        if remembered:
             return Decision(Choice.ONCE), "always"
         assert approver is not None
         decision = approver(review)
-        if decision.choice in (Choice.ALWAYS, Choice.ALWAYS_SAVE):
+        if decision.choice is Choice.ALWAYS_SAVE or (decision.choice is Choice.ALWAYS and not review.per_conversation):
             self.always.add(review.key)
+        elif decision.choice is Choice.ALWAYS:
+            self.conversation_always.add(review.key)
         return decision, "approved" if decision.approved else "denied"

@@ -11,6 +11,7 @@ go, so no history write happens on a UI thread.
 from __future__ import annotations
 
 import sqlite3
+import uuid
 from collections.abc import Callable, Generator, Iterator
 from typing import TYPE_CHECKING
 
@@ -125,6 +126,8 @@ class ChatConversation:
         options = TurnOptions(sampling=self.sampling, effort=effort, raw_tokens=self.raw_tokens)
         if self.tools is not None:
             self.session.functions = self.tools.tools.descriptions()
+            self.session.tool_namespaces = self.tools.tools.namespaces()
+            self.session.builtin = sorted(self.session.tool_namespaces)
             options.tool_schemas = self.tools.tools.schemas()
         for step in range(1, self.max_steps + 1):
             yield StepStarted(step)
@@ -231,8 +234,12 @@ class ChatConversation:
             start_date=old.start_date,
             context_size=old.context_size,
             overflow=old.overflow,
+            builtin=old.builtin,
         )
+        self.session.tool_namespaces = old.tool_namespaces
         self.link = None
+        if self.tools is not None:
+            self.tools.new_conversation(uuid.uuid4().hex[:12])
 
     def resume(self, conversation: int) -> StoredConversation:
         """Continue a stored conversation (its date and effort, so the prompt prefix matches).
@@ -246,8 +253,12 @@ class ChatConversation:
         if self.store is None:
             raise HarmonyChatError("the history is off")
         stored = self.store.load(conversation)
+        namespaces = self.session.tool_namespaces
         self.session = resume_session(self.session.encoding, stored, self.session.context_size)
+        self.session.tool_namespaces = namespaces
         self.link = ConversationLink.for_stored(self.store, stored)
+        if self.tools is not None:
+            self.tools.new_conversation(f"c{conversation}")
         return stored
 
     def prefill(self) -> int:

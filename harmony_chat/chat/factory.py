@@ -19,6 +19,7 @@ from harmony_chat.errors import HarmonyChatError
 if TYPE_CHECKING:
     from openai_harmony import HarmonyEncoding
 
+    from harmony_chat.chat.builtins import BuiltinTool
     from harmony_chat.chat.conversation import ChatConversation
     from harmony_chat.chat.tool_calls import ToolRunner
     from harmony_chat.history.store import HistoryStore
@@ -50,7 +51,7 @@ def create_backend(options: ChatOptions) -> tuple[ModelBackend, Path | None]:
 def _model_backend(options: ChatOptions) -> tuple[ModelBackend, Path | None]:
     from harmony_chat.backends.replay import ReplayBackend
 
-    sources = [name for name in ("model", "hf_repo", "replay", "url") if getattr(options, name)]
+    sources = [name for name in ("model", "replay", "url") if getattr(options, name)]  # --model vs --hf-repo: below
     if len(sources) > 1 or (sources and (options.demo or options.replay_demo)):
         given = ", ".join(f"--{name.replace('_', '-')}" for name in sources)
         extra = " and --demo" if options.demo else " and --replay-demo" if options.replay_demo else ""
@@ -155,13 +156,35 @@ def start_tools(options: ChatOptions, on_notice: Callable[[str], None] | None = 
     return providers
 
 
+def builtin_tools(options: ChatOptions) -> list[BuiltinTool]:
+    """The built-in tools the options turn on (nothing starts until a call needs it)."""
+    from harmony_chat.chat.builtins import PythonBuiltin
+
+    tools: list[BuiltinTool] = []
+    if "python" in options.builtin:
+        tools.append(PythonBuiltin(options.python_timeout))
+    if "browser" in options.builtin:
+        from harmony_chat.chat.builtins import BrowserBuiltin
+
+        tools.append(
+            BrowserBuiltin(options.browser_provider, options.browser_url, allow_private=options.browser_allow_private)
+        )
+    return tools
+
+
 def tool_runner(options: ChatOptions, providers: list[ToolProvider], approver: Approver | None) -> ToolRunner:
-    """The tool runner for ``providers`` under the options' approval mode."""
+    """The tool runner for ``providers`` and the built-in tools, under the options' approval mode."""
     from harmony_chat.chat.tool_calls import ToolRunner
     from harmony_chat.chat.toolset import ToolSet
 
     policy = ApprovalPolicy.from_config(options.approve, options.always)
-    return ToolRunner(ToolSet(providers), policy, approver, options.tool_timeout)
+    return ToolRunner(
+        ToolSet(providers, builtin_tools(options)),
+        policy,
+        approver,
+        options.tool_timeout,
+        {"python": options.python_timeout},
+    )
 
 
 def create_conversation(

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Generator, Iterator
+from dataclasses import dataclass, field
 
 from harmony_chat.chat.approval import ApprovalPolicy, Approver, ToolReview, pretty_arguments
+from harmony_chat.chat.builtins import BuiltinTool
 from harmony_chat.chat.events import ChatEvent, ToolFinished, ToolStarted
 from harmony_chat.chat.toolset import ToolSet
 from harmony_chat.harmony.events import ToolCall
@@ -37,9 +38,16 @@ class ToolRunner:
     policy: ApprovalPolicy
     approver: Approver | None = None
     timeout_s: float = DEFAULT_TOOL_TIMEOUT_S
+    builtin_timeout_s: dict[str, float] = field(default_factory=dict)
+    """Per built-in tool (``python``: its own 120 s), else ``timeout_s``."""
+    _how: str = "approved"
 
     def run(self, call: ToolCall, call_id: int, should_stop: Callable[[], bool]) -> Iterator[ChatEvent]:
         """Check, approve and run ``call``; the last event is always a :class:`ToolFinished`."""
+        builtin = self.tools.find_builtin(call.recipient)
+        if builtin is not None:
+            yield from self._run_builtin(builtin, call, call_id, should_stop)
+            return
         found = self.tools.find(call.name)
         if found is None:
             known = ", ".join(f"functions.{spec.name}" for spec, _ in self.tools.entries()) or "none"
@@ -49,7 +57,7 @@ class ToolRunner:
         spec, provider = found
         arguments, problem = parse_arguments(call)
         if arguments is None:
-            result = _not_run(f"Error: the arguments of {call.name} are not valid JSON ({problem}); nothing was run.")
+            result = _not_run(f"Error: the arguments of {call.name} are unusable ({problem}); nothing was run.")
             yield ToolFinished(call_id, call.name, spec.server, result, "not-run")
             return
         review = ToolReview(
@@ -59,15 +67,8 @@ class ToolRunner:
             called_as=call.name,
             arguments=pretty_arguments(json.dumps(arguments)),
         )
-        decision, how = self.policy.decide(review, self.approver)
-        if not decision.approved:
-            reason = f" Reason: {decision.reason}" if decision.reason else ""
-            text = f"The user declined this call of {call.name}; it was not run.{reason}"
-            yield ToolFinished(call_id, call.name, spec.server, ToolResult(text, "denied", False, 0.0), how)
-            return
-        if should_stop():
-            result = ToolResult("The call was cancelled by the user before it ran.", "cancelled", False, 0.0)
-            yield ToolFinished(call_id, call.name, spec.server, result, how)
+        approved = yield from self._approve(review, call, call_id, spec.server)
+        if not approved:
             return
         yield ToolStarted(call_id, call.name, spec.server, json.dumps(arguments, ensure_ascii=False))
         started = time.monotonic()
@@ -75,16 +76,64 @@ class ToolRunner:
             result = provider.call(spec.name, arguments, timeout_s=self.timeout_s, should_stop=should_stop)
         except Exception as error:  # a provider must not raise; if one does, the model still gets a result
             result = ToolResult(f"Error: {type(error).__name__}: {error}", "failed", False, time.monotonic() - started)
-        yield ToolFinished(call_id, call.name, spec.server, result, how)
+        yield ToolFinished(call_id, call.name, spec.server, result, self._how)
+
+    def _run_builtin(
+        self, tool: BuiltinTool, call: ToolCall, call_id: int, should_stop: Callable[[], bool]
+    ) -> Iterator[ChatEvent]:
+        if not call.runnable:
+            result = _not_run(f"Error: {call.error}; nothing was run.")
+            yield ToolFinished(call_id, call.name, "builtin", result, "not-run")
+            return
+        content = call.arguments if tool.language != "json" else pretty_arguments(call.arguments)
+        review = ToolReview(
+            key=f"builtin.{tool.name}",
+            server="built-in",
+            tool=call.name,
+            called_as=call.recipient,
+            arguments=content,
+            label=tool.label,
+            warning=tool.warning(),
+            language=tool.language,
+            per_conversation=True,
+        )
+        approved = yield from self._approve(review, call, call_id, "builtin")
+        if not approved:
+            return
+        yield ToolStarted(call_id, call.name, "builtin", call.arguments)
+        timeout = self.builtin_timeout_s.get(tool.name, self.timeout_s)
+        started = time.monotonic()
+        try:
+            result = tool.run(call.recipient, call.arguments, timeout_s=timeout, should_stop=should_stop)
+        except Exception as error:  # a tool must not raise; if one does, the model still gets a result
+            result = ToolResult(f"Error: {type(error).__name__}: {error}", "failed", False, time.monotonic() - started)
+        yield ToolFinished(call_id, call.name, "builtin", result, self._how)
+
+    def _approve(
+        self, review: ToolReview, call: ToolCall, call_id: int, server: str
+    ) -> Generator[ChatEvent, None, bool]:
+        """Ask (when needed); a refusal ends the call with a result telling the model why."""
+        decision, self._how = self.policy.decide(review, self.approver)
+        if decision.approved:
+            return True
+        reason = f" Reason: {decision.reason}" if decision.reason else ""
+        text = f"The user declined this call of {call.name}; it was not run.{reason}"
+        yield ToolFinished(call_id, call.name, server, ToolResult(text, "denied", False, 0.0), self._how)
+        return False
+
+    def new_conversation(self, conversation: str) -> None:
+        """A new or resumed conversation: fresh built-in tool state, per-conversation approvals forgotten."""
+        self.policy.new_conversation()
+        self.tools.new_conversation(conversation)
 
 
 def parse_arguments(call: ToolCall) -> tuple[dict[str, object] | None, str]:
-    """The call's arguments as a JSON object, or None and why not."""
-    text = call.arguments.strip() or "{}"
-    try:
-        value = json.loads(text)
-    except ValueError as error:
-        return None, str(error)
+    """The call's arguments as a JSON object (as the decoder checked and repaired them), or None and why not."""
+    if call.error is not None:
+        return None, call.error
+    value = call.parsed_arguments
+    if value is None and not call.arguments.strip():
+        value = {}
     if not isinstance(value, dict):
         return None, f"expected a JSON object, got {type(value).__name__}"
     return value, ""

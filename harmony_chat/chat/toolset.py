@@ -6,8 +6,9 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from openai_harmony import ToolDescription
+    from openai_harmony import ToolDescription, ToolNamespaceConfig
 
+    from harmony_chat.chat.builtins import BuiltinTool
     from harmony_chat.tools.base import ToolProvider, ToolSpec
 
 FUNCTIONS_PREFIX = "functions."
@@ -20,8 +21,23 @@ class ToolSet:
     set is read afresh before every generation call.
     """
 
-    def __init__(self, providers: Sequence[ToolProvider] = ()) -> None:
+    def __init__(self, providers: Sequence[ToolProvider] = (), builtins: Sequence[BuiltinTool] = ()) -> None:
         self.providers = list(providers)
+        self.builtins = list(builtins)
+        """gpt-oss's built-in tools (``python``, ``browser``), declared in the system message."""
+
+    def namespaces(self) -> dict[str, ToolNamespaceConfig]:
+        """The built-in tools' namespaces, as the system message declares them."""
+        return {tool.name: tool.namespace() for tool in self.builtins}
+
+    def find_builtin(self, recipient: str) -> BuiltinTool | None:
+        """The built-in tool a call to ``recipient`` is for, if any."""
+        return next((tool for tool in self.builtins if tool.handles(recipient)), None)
+
+    def new_conversation(self, conversation: str) -> None:
+        """Give the built-in tools fresh state for another conversation."""
+        for tool in self.builtins:
+            tool.reset(conversation)
 
     def entries(self) -> list[tuple[ToolSpec, ToolProvider]]:
         """Every tool with its provider; the first provider wins a name both offer."""
@@ -58,6 +74,8 @@ class ToolSet:
         return None
 
     def close(self) -> None:
-        """Stop every provider."""
+        """Stop every provider and built-in tool."""
         for provider in self.providers:
             provider.close()
+        for tool in self.builtins:
+            tool.close()

@@ -1,103 +1,52 @@
-"""``harmony-chat ask``: one turn from the command line, scriptable.
+"""``harmony-chat ask``: one turn from the command line, scriptable, with the same tool loop as the app.
 
-stdout carries the answer only (or raw tokens with ``--raw``, or JSON Lines with ``--json``);
-preambles, tool calls and notices go to stderr. What counts as an answer, a preamble or hidden
-reasoning is decided by :mod:`~harmony_chat.harmony.visibility`: hidden text (analysis, text
-without a header, unknown channels) is never printed, not even inside ``--json`` events, unless
-``--show-reasoning`` asks for it (labelled, on stderr).
+It runs the conversation core (:class:`~harmony_chat.chat.conversation.ChatConversation`) with the
+options of the config file and the command line. Tool calls are run after a y/n answer on the
+terminal (``--approve ask``, the default on a terminal), without asking (``--approve all`` or
+``--yes``), or never (``--approve none``, the default when stdin is not a terminal).
 """
 
 from __future__ import annotations
 
-import json
+import select
 import signal
 import sys
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
 from typing import IO
 
-from harmony_chat.backends.base import ModelBackend, SamplingParams
-from harmony_chat.backends.replay import RecordingBackend, ReplayBackend
-from harmony_chat.backends.sources import resolve_model
-from harmony_chat.errors import HarmonyChatError, ModelError
+from harmony_chat.chat.approval import Approver, Choice, Decision, ToolReview
+from harmony_chat.chat.factory import UsageProblem, create_conversation, load_model, start_tools, tool_runner
+from harmony_chat.chat.options import ChatOptions
+from harmony_chat.chat.tool_calls import ToolRunner
+from harmony_chat.cli.ask_output import AskPrinter, OutputMode
+from harmony_chat.errors import ModelError
 from harmony_chat.harmony.effort import Effort
-from harmony_chat.harmony.events import (
-    ContentDelta,
-    MessageFinished,
-    MessageStarted,
-    NoAnswer,
-    RawToken,
-    Recovery,
-    ToolCall,
-    TurnFinished,
-)
-from harmony_chat.harmony.header import plain_content_type
-from harmony_chat.harmony.session import ChatSession
-from harmony_chat.harmony.turn import PromptReady, TurnEvent, TurnOptions, TurnStats, run_turn
-from harmony_chat.harmony.visibility import Display, display_of, is_answer
+from harmony_chat.harmony.visibility import is_answer
+from harmony_chat.tools.base import ToolProvider
 
-
-class UsageProblem(HarmonyChatError):
-    """The options given to ``ask`` do not make sense together."""
-
-    exit_code = 2
+__all__ = ["AskRequest", "AskPrinter", "OutputMode", "UsageProblem", "run_ask"]
 
 
 @dataclass(slots=True)
 class AskRequest:
-    """Everything ``ask`` was told on the command line."""
+    """Everything ``ask`` was told: the prompt, the chat options and how to print."""
 
     prompt: str | None = None
-    model: Path | None = None
-    hf_repo: str | None = None
-    hf_file: str | None = None
-    replay: Path | None = None
-    demo: bool = False
-    """Use the bundled pocket gpt-oss."""
-    record: Path | None = None
-    effort: Effort | None = None
-    instructions: str | None = None
-    max_tokens: int = 4096
-    temperature: float = 1.0
-    seed: int | None = None
-    ctx: int = 16384
-    gpu_layers: int = 0
+    options: ChatOptions = field(default_factory=ChatOptions)
+    output: OutputMode = field(default_factory=OutputMode)
     conversation: Path | None = None
+    """A harmony Conversation JSON to continue."""
     save_conversation: Path | None = None
-    show_prompt: bool = False
-    show_reasoning: bool = False
-    raw: bool = False
-    json: bool = False
-
-
-def make_backend(request: AskRequest) -> tuple[ModelBackend, Path | None]:
-    """Build (not load) the backend the request names; return it with the GGUF path, if any."""
-    model_path = resolve_model(request.model, request.hf_repo, request.hf_file)
-    if request.demo:
-        if model_path is not None or request.replay is not None:
-            raise UsageProblem("--demo runs the pocket model; give no other model")
-        from harmony_chat.pocket import pocket_model_path
-
-        model_path = pocket_model_path()
-    backend: ModelBackend
-    if request.replay is not None:
-        if model_path is not None:
-            raise UsageProblem("give either a model or --replay, not both")
-        backend = ReplayBackend(request.replay, context_size=request.ctx)
-    elif model_path is not None:
-        from harmony_chat.backends.llama_cpp import LlamaCppBackend
-
-        backend = LlamaCppBackend(model_path, context_size=request.ctx, gpu_layers=request.gpu_layers)
-    else:
-        raise ModelError(
-            "no model: pass --model PATH, --hf-repo REPO --hf-file FILE, --replay FILE, or --demo (pocket model)"
-        )
-    if request.record is not None:
-        backend = RecordingBackend(backend, request.record)
-    return backend, model_path
+    approve_given: bool = False
+    """Whether ``--approve``/``--yes`` was given (else ``ask`` only asks on a terminal)."""
+    effort: Effort | None = None
+    """``--effort`` as given: it overrides a continued conversation's own effort."""
+    instructions: str | None = None
+    """``--instructions`` as given: they override a continued conversation's own."""
 
 
 def _strip_one_newline(text: str) -> str:
@@ -108,208 +57,19 @@ def _strip_one_newline(text: str) -> str:
     return text
 
 
-def build_session(request: AskRequest, model_path: Path | None, context_size: int) -> ChatSession:
-    """Create the session (from ``--conversation`` when given) and add the user's prompt."""
-    from harmony_chat.harmony.vocab import load_encoding
-
-    encoding = load_encoding(model_path)
-    if request.demo and request.conversation is None:
-        from harmony_chat.pocket import POCKET_DATE
-
-        session = ChatSession(
-            encoding,
-            effort=request.effort or "medium",
-            instructions=request.instructions,
-            context_size=context_size,
-            start_date=POCKET_DATE,
-        )
-    elif request.conversation is not None:
-        session = ChatSession.load(
-            encoding,
-            request.conversation,
-            effort=request.effort,
-            instructions=request.instructions,
-            context_size=context_size,
-        )
-    else:
-        session = ChatSession(
-            encoding, effort=request.effort or "medium", instructions=request.instructions, context_size=context_size
-        )
+def _read_prompt(request: AskRequest) -> str | None:
     prompt = request.prompt
     if prompt == "-":
         prompt = _strip_one_newline(sys.stdin.read())
-    if prompt is not None:
-        if not prompt.strip():
-            raise UsageProblem("the prompt is empty")
-        session.add_user(prompt)
-    elif request.conversation is None:
+    if prompt is not None and not prompt.strip():
+        raise UsageProblem("the prompt is empty")
+    if prompt is None and request.conversation is None:
         raise UsageProblem("give a PROMPT (or - to read stdin), or --conversation FILE to continue one")
-    elif not session.history or is_answer(session.history[-1]):
-        raise UsageProblem("the conversation ends with an answer; give a PROMPT to continue it")
-    return session
-
-
-class AskPrinter:
-    """Writes turn events to stdout and stderr in the mode ``ask`` was given."""
-
-    def __init__(self, request: AskRequest, out: IO[str], err: IO[str], session: ChatSession) -> None:
-        self.request = request
-        self.out = out
-        self.err = err
-        self.session = session
-        self._wrote_final = ""
-        self._stderr_open = False
-        self.no_answer = False
-        """True once the turn ended without an answer (a NoAnswer event)."""
-
-    def _note(self, text: str) -> None:
-        self._end_stderr_line()
-        print(text, file=self.err, flush=True)
-
-    def _end_stderr_line(self) -> None:
-        if self._stderr_open:
-            print(file=self.err, flush=True)
-            self._stderr_open = False
-
-    def _stderr_label(self, channel: str | None, recipient: str | None) -> str | None:
-        """The label text on ``channel`` gets on stderr, or None when it is not printed there."""
-        display = display_of(channel, recipient)
-        if display is Display.PREAMBLE:
-            return "[preamble] "
-        if display is Display.DEBUG and self.request.show_reasoning:
-            return "[reasoning] "
-        return None
-
-    def handle(self, event: TurnEvent) -> None:
-        """Print one event."""
-        if isinstance(event, PromptReady):
-            if self.request.show_prompt:
-                self._note("[prompt] " + self.session.encoding.decode(event.prompt.tokens))
-            if event.answer_capped:
-                self._note(
-                    f"[context] only {event.max_tokens} tokens are left for the answer "
-                    f"(the prompt takes {len(event.prompt.tokens)} of --ctx {self.session.context_size})"
-                )
-        elif isinstance(event, TurnStats):
-            if self.request.json:
-                self._json(event)
-            self._finish(event)
-        elif self.request.json:
-            self._json(event)
-        elif self.request.raw:
-            if isinstance(event, RawToken):
-                self.out.write(event.text)
-                self.out.flush()
-        elif isinstance(event, ContentDelta):
-            if display_of(event.channel, event.recipient) is Display.ANSWER:
-                self.out.write(event.text)
-                self.out.flush()
-                self._wrote_final = event.text
-            elif self._stderr_label(event.channel, event.recipient) is not None:
-                self.err.write(event.text)
-                self.err.flush()
-        elif isinstance(event, MessageStarted):
-            if (label := self._stderr_label(event.channel, event.recipient)) is not None:
-                self._end_stderr_line()
-                self.err.write(label)
-                self._stderr_open = True
-        elif isinstance(event, MessageFinished):
-            self._end_stderr_line()
-        elif isinstance(event, ToolCall):
-            if event.runnable:
-                self._note(f"[tool call] {event.name} {event.arguments}")
-            else:
-                self._note(f"[tool call] {event.name} was not run: {event.error}")
-        elif isinstance(event, Recovery):
-            self._note(f"[recovered] {event.kind}: {event.detail}")
-        elif isinstance(event, NoAnswer):
-            self._no_answer(event)
-
-    def _no_answer(self, event: NoAnswer) -> None:
-        self.no_answer = True
-        self._note(f"[no answer] {event.detail}")
-
-    def _hidden(self, channel: str | None, recipient: str | None) -> bool:
-        """Whether text on ``channel`` must stay out of this output (not a debug view)."""
-        return not self.request.show_reasoning and display_of(channel, recipient) is Display.DEBUG
-
-    def _json(self, event: TurnEvent) -> None:
-        payload: dict[str, object]
-        if isinstance(event, NoAnswer):
-            self._no_answer(event)
-            payload = {"type": "no_answer", "detail": event.detail}
-        elif isinstance(event, TurnStats):
-            payload = event.as_dict()
-        elif isinstance(event, RawToken):
-            payload = {
-                "type": "token",
-                "id": event.token_id,
-                "text": event.text,
-                "special": event.special,
-                "channel": event.channel,
-            }
-            if self._hidden(event.channel, event.recipient) or (event.special and not self.request.show_reasoning):
-                payload.pop("text")  # header words, markup and hidden text are for debug views only
-        elif isinstance(event, MessageStarted):
-            payload = {
-                "type": "message_started",
-                "channel": event.channel,
-                "recipient": event.recipient,
-                "content_type": plain_content_type(event.content_type),
-            }
-        elif isinstance(event, ContentDelta):
-            payload = {"type": "delta", "channel": event.channel, "text": event.text, "recipient": event.recipient}
-            if self._hidden(event.channel, event.recipient):
-                payload.pop("text")
-        elif isinstance(event, MessageFinished):
-            payload = {
-                "type": "message_finished",
-                "channel": event.channel,
-                "recipient": event.message.recipient,
-                "text": event.text,
-                "end_token": event.end_token,
-                "truncated": event.truncated,
-            }
-            if self._hidden(event.channel, event.message.recipient):
-                payload.pop("text")
-        elif isinstance(event, ToolCall):
-            payload = {
-                "type": "tool_call",
-                "name": event.name,
-                "recipient": event.recipient,
-                "arguments": event.arguments,
-                "channel": event.channel,
-                "content_type": plain_content_type(event.content_type),
-                "repaired": event.repaired,
-                "error": event.error,
-            }
-        elif isinstance(event, Recovery):
-            payload = {"type": "recovery", "kind": event.kind, "detail": event.detail}
-        elif isinstance(event, TurnFinished):
-            payload = {"type": "turn_finished", "reason": event.reason.value, "truncated": event.truncated}
-        else:
-            return
-        print(json.dumps(payload, ensure_ascii=False), file=self.out, flush=True)
-
-    def _finish(self, event: TurnStats) -> None:
-        if not self.request.json:
-            if self.request.raw or (self._wrote_final and not self._wrote_final.endswith("\n")):
-                print(file=self.out, flush=True)
-            self._end_stderr_line()
-        if event.reason.value == "cancelled":
-            self._note("[stopped] generation was interrupted")
-        elif event.reason.value == "length" and event.max_tokens < self.request.max_tokens:
-            self._note(f"[stopped] the answer was cut off at {event.max_tokens} tokens, the room left in the context")
-        elif event.reason.value == "length":
-            self._note(f"[stopped] the answer was cut off at --max-tokens {self.request.max_tokens}")
-        elif event.reason.value == "call" and not self.no_answer and not self.request.json:
-            self._note("[waiting] add the tool result to the saved conversation and continue with --conversation")
-        if event.evicted_turns:
-            self._note(f"[context] left out the {event.evicted_turns} oldest turns to fit the context")
+    return prompt
 
 
 def _stop_on_interrupt(stop: threading.Event) -> Callable[[], None]:
-    """First Ctrl-C stops generation gracefully; a second one interrupts for real.
+    """First Ctrl-C stops generation (or a tool) gracefully; a second one interrupts for real.
 
     Returns a function that puts the previous handler back.
     """
@@ -329,34 +89,109 @@ def _stop_on_interrupt(stop: threading.Event) -> Callable[[], None]:
     return restore
 
 
+def terminal_approver(answers: IO[str], err: IO[str], stop: threading.Event) -> Approver:
+    """Ask on the terminal: y (once), a (always, this session), n (no; a reason may follow)."""
+
+    def ask(review: ToolReview) -> Decision:
+        print(f"[approve] the model wants to run a {review.label}: {review.tool} ({review.server})", file=err)
+        if review.warning:
+            print(f"[approve] note: {review.warning}", file=err)
+        for line in review.arguments.splitlines() or [""]:
+            print(f"    {line}", file=err)
+        question = "[approve] run it? y = yes, a = always for this tool, n = no (n REASON tells the model why): "
+        print(question, end="", file=err, flush=True)
+        answer = _read_line(answers, stop)
+        if answer is None:
+            print(file=err, flush=True)
+            return Decision(Choice.DENY, "the user stopped")
+        word, _, reason = answer.strip().partition(" ")
+        if word.lower() in ("y", "yes"):
+            return Decision(Choice.ONCE)
+        if word.lower() in ("a", "always"):
+            return Decision(Choice.ALWAYS)
+        return Decision(Choice.DENY, reason.strip())
+
+    return ask
+
+
+def _read_line(stream: IO[str], stop: threading.Event) -> str | None:
+    """A line from ``stream``, or None when Ctrl-C stops first (or the input ends)."""
+    while not stop.is_set():
+        try:
+            ready, _, _ = select.select([stream], [], [], 0.1)
+        except (OSError, ValueError):  # no file descriptor (a test's stream): read directly
+            ready = [stream]
+        if ready:
+            line = stream.readline()
+            return line if line else None
+    return None
+
+
 def run_ask(request: AskRequest, out: IO[str] | None = None, err: IO[str] | None = None) -> int:
-    """Run one turn as ``ask`` does and return the exit code.
+    """Run one turn (with its tool calls) as ``ask`` does and return the exit code.
 
     Raises:
         HarmonyChatError: for every problem the user must fix (printed as one line by the CLI).
     """
-    out = out or sys.stdout
-    err = err or sys.stderr
-    if request.raw and request.json:
+    out, err = out or sys.stdout, err or sys.stderr
+    options, output = request.options, request.output
+    if output.raw and output.json:
         raise UsageProblem("--raw and --json do not go together")
-    backend, model_path = make_backend(request)
-    info = backend.load()
-    try:
-        session = build_session(request, model_path, info.context_size)
-        stop = threading.Event()
-        restore = _stop_on_interrupt(stop)
-        options = TurnOptions(
-            sampling=SamplingParams(temperature=request.temperature, seed=request.seed, max_tokens=request.max_tokens),
-            effort=request.effort,
+    if not (options.model or options.hf_repo or options.replay or options.url or options.demo):
+        raise ModelError(
+            "no model: pass --model PATH, --hf-repo REPO --hf-file FILE, --url URL, --replay FILE, "
+            "or --demo (pocket model), or set [model] in the config file"
         )
-        printer = AskPrinter(request, out, err, session)
+    prompt = _read_prompt(request)
+    stop = threading.Event()
+    model = load_model(options)
+    providers: list[ToolProvider] = []
+    runner: ToolRunner | None = None
+    try:
+        conversation = create_conversation(options, model, raw_tokens=output.raw or output.json)
+        session = conversation.session
+        if request.conversation is not None:
+            from harmony_chat.harmony.session import ChatSession
+
+            session = conversation.session = ChatSession.load(
+                model.encoding,
+                request.conversation,
+                effort=request.effort,
+                instructions=request.instructions,
+                context_size=model.info.context_size,
+            )
+            if prompt is None and (not session.history or is_answer(session.history[-1])):
+                raise UsageProblem("the conversation ends with an answer; give a PROMPT to continue it")
+        if options.has_tools:
+            providers = start_tools(options, on_notice=lambda text: print(f"[notice] {text}", file=err, flush=True))
+            for provider in providers:
+                wait = getattr(provider, "wait_ready", None)
+                if callable(wait):
+                    wait(30.0)
+            can_ask = sys.stdin.isatty() and request.prompt != "-"
+            approver = terminal_approver(sys.stdin, err, stop) if can_ask else None
+            if options.approve == "ask" and not can_ask and not request.approve_given:
+                print("[notice] stdin is no terminal: tool calls will be declined (--approve all runs them)", file=err)
+            conversation.tools = runner = tool_runner(options, providers, approver)
+        output.tools = conversation.tools is not None
+        output.max_tokens = options.max_tokens
+        printer = AskPrinter(output, out, err, session)
+        restore = _stop_on_interrupt(stop)
         try:
-            for event in run_turn(session, backend, options, should_stop=stop.is_set):
+            if prompt is not None:
+                events = conversation.send(prompt, stop.is_set)
+            else:
+                events = conversation.run(should_stop=stop.is_set)
+            for event in events:
                 printer.handle(event)
         finally:
             restore()
         if request.save_conversation is not None:
-            session.save(request.save_conversation)
+            conversation.session.save(request.save_conversation)
     finally:
-        backend.close()
+        if runner is not None:
+            runner.tools.close()
+        for provider in providers if runner is None else ():
+            provider.close()
+        model.backend.close()
     return 0

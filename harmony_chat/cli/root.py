@@ -1,4 +1,4 @@
-"""The ``harmony-chat`` root command, `models`, `ask` and `bench`, and the entry point (Typer).
+"""The ``harmony-chat`` root command (the chat app), ``models``, and the entry point (Typer).
 
 Imports stay light here so ``harmony-chat --help`` is instant: llama.cpp, openai-harmony and
 Textual load only inside the command that needs them.
@@ -15,6 +15,32 @@ from typer.exceptions import TyperException
 
 from harmony_chat import __version__
 from harmony_chat.cli.history import RootOptions, app_history, history_app
+from harmony_chat.cli.options import (
+    ApiKeyOpt,
+    ApproveOpt,
+    ConfigOpt,
+    CtxOpt,
+    DemoOpt,
+    EffortOpt,
+    EngineOpt,
+    GpuOpt,
+    HfFileOpt,
+    HfRepoOpt,
+    InstructionsOpt,
+    MaxStepsOpt,
+    MaxTokensOpt,
+    McpConfigOpt,
+    ModelOpt,
+    ReplayOpt,
+    SeedOpt,
+    ServedModelOpt,
+    TemperatureOpt,
+    ThreadsOpt,
+    ToolOpt,
+    UrlOpt,
+    YesOpt,
+    chat_options,
+)
 from harmony_chat.errors import HarmonyChatError
 
 app = typer.Typer(
@@ -25,17 +51,6 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     no_args_is_help=False,
 )
-
-
-def _effort(value: str | None) -> str | None:
-    if value is None:
-        return None
-    from harmony_chat.harmony.effort import parse_effort
-
-    try:
-        return parse_effort(value)
-    except ValueError as error:
-        raise typer.BadParameter(str(error)) from error
 
 
 class NotATerminal(HarmonyChatError):
@@ -73,17 +88,6 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
-ModelOpt = Annotated[Path | None, typer.Option("--model", "-m", help="A gpt-oss GGUF file.")]
-HfRepoOpt = Annotated[str | None, typer.Option("--hf-repo", help="Hugging Face repository to download from.")]
-HfFileOpt = Annotated[str | None, typer.Option("--hf-file", help="File in --hf-repo to download.")]
-ReplayOpt = Annotated[Path | None, typer.Option("--replay", help="Play back a recorded stream (.txt or .json).")]
-EffortOpt = Annotated[
-    str | None, typer.Option("--effort", "-e", callback=_effort, help="Reasoning effort: low, medium or high.")
-]
-CtxOpt = Annotated[int, typer.Option("--ctx", min=256, help="Context size in tokens.")]
-GpuOpt = Annotated[int, typer.Option("--gpu-layers", help="Layers to offload to the GPU (-1: all).")]
-
-
 @app.callback(invoke_without_command=True)
 def root(
     ctx: typer.Context,
@@ -91,15 +95,26 @@ def root(
     hf_repo: HfRepoOpt = None,
     hf_file: HfFileOpt = None,
     replay: ReplayOpt = None,
-    demo: Annotated[
-        bool, typer.Option("--demo", help="Chat with the bundled pocket gpt-oss (the default with no model).")
-    ] = False,
+    demo: DemoOpt = False,
     replay_demo: Annotated[bool, typer.Option("--replay-demo", help="Replay recorded gpt-oss conversations.")] = False,
+    url: UrlOpt = None,
+    engine: EngineOpt = None,
+    api_key: ApiKeyOpt = None,
+    served_model: ServedModelOpt = None,
     effort: EffortOpt = None,
-    instructions: Annotated[str | None, typer.Option("--instructions", help="Developer instructions.")] = None,
-    ctx_size: Annotated[int | None, typer.Option("--ctx", min=256, help="Context size in tokens.")] = None,
-    gpu_layers: Annotated[int | None, typer.Option("--gpu-layers", help="Layers to offload (-1: all).")] = None,
-    config: Annotated[Path | None, typer.Option("--config", help="Use this config file.")] = None,
+    instructions: InstructionsOpt = None,
+    ctx_size: CtxOpt = None,
+    gpu_layers: GpuOpt = None,
+    threads: ThreadsOpt = None,
+    temperature: TemperatureOpt = None,
+    max_tokens: MaxTokensOpt = None,
+    seed: SeedOpt = None,
+    approve: ApproveOpt = None,
+    yes: YesOpt = False,
+    max_steps: MaxStepsOpt = None,
+    mcp_config: McpConfigOpt = None,
+    tool: ToolOpt = None,
+    config: ConfigOpt = None,
     resume: Annotated[
         str | None,
         typer.Option("--resume", help="Continue conversation ID (with no ID: choose one)."),
@@ -111,27 +126,41 @@ def root(
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")
     ] = False,
 ) -> None:
-    """Chat with gpt-oss on a local GGUF. With no command, open the chat app."""
+    """Chat with gpt-oss (a local GGUF, a serving engine, or the pocket model). With no command, open the app."""
     if ctx.invoked_subcommand is not None:
         ctx.obj = RootOptions(config, history_db)  # the history commands honour --config and --history-db
         return
     from harmony_chat.config import load_settings
-    from harmony_chat.launch import LaunchOptions
 
     settings = load_settings(config)
-    launch = LaunchOptions.from_settings(
-        settings,
+    options = chat_options(
+        config,
         model=model,
         hf_repo=hf_repo,
         hf_file=hf_file,
         replay=replay,
-        demo=demo or None,
-        replay_demo=replay_demo or None,
+        demo=demo,
+        replay_demo=replay_demo,
+        url=url,
+        engine=engine,
+        api_key=api_key,
+        served_model=served_model,
         effort=effort,
         instructions=instructions,
         context=ctx_size,
         gpu_layers=gpu_layers,
+        threads=threads,
+        temperature=temperature,
+        max_tokens=max_tokens,
+        seed=seed,
+        approve=approve,
+        yes=yes,
+        max_steps=max_steps,
+        mcp_files=mcp_config,
+        builtin=tool,
     )
+    if options.replay_demo:
+        options.replay_delay = 0.02  # replays look like a live model in the app
     history, history_off = app_history(history_db, settings, no_history, resume is not None or continue_latest)
     chosen: int | str | None = None
     if resume is not None and resume != "pick":
@@ -149,8 +178,25 @@ def root(
     _require_terminal()
     if history is not None:
         history.recover_interrupted()
+    from harmony_chat.launch import LaunchOptions
     from harmony_chat.tui.app import run_tui
 
+    launch = LaunchOptions(  # the app takes ChatOptions once it runs on the conversation core
+        model=options.model,
+        hf_repo=options.hf_repo,
+        hf_file=options.hf_file,
+        replay=options.replay,
+        demo=options.demo,
+        replay_demo=options.replay_demo,
+        effort=options.effort,
+        instructions=options.instructions,
+        context=options.context,
+        gpu_layers=options.gpu_layers,
+        threads=options.threads,
+        temperature=options.temperature,
+        max_tokens=options.max_tokens,
+        seed=options.seed,
+    )
     run_tui(launch, settings, history, chosen, history_off)
 
 
@@ -170,95 +216,6 @@ def models() -> None:
         folders = ", ".join(str(folder) for _, folder in search_dirs())
         print(f"No gpt-oss GGUF files found (searched {folders}).", file=sys.stderr)
         print(f"Download gpt-oss-20b (about 12 GB) with:\n  {DOWNLOAD_COMMAND}", file=sys.stderr)
-
-
-@app.command()
-def ask(
-    prompt: Annotated[str | None, typer.Argument(help="The message; - reads it from stdin.")] = None,
-    model: ModelOpt = None,
-    hf_repo: HfRepoOpt = None,
-    hf_file: HfFileOpt = None,
-    replay: ReplayOpt = None,
-    demo: Annotated[bool, typer.Option("--demo", help="Use the bundled pocket gpt-oss.")] = False,
-    record: Annotated[Path | None, typer.Option("--record", help="Write the generated tokens here.")] = None,
-    effort: EffortOpt = None,
-    instructions: Annotated[str | None, typer.Option("--instructions", help="Developer instructions.")] = None,
-    max_tokens: Annotated[int, typer.Option("--max-tokens", min=1, help="Most tokens to generate.")] = 4096,
-    temperature: Annotated[float, typer.Option("--temperature", min=0.0, help="Sampling temperature.")] = 1.0,
-    seed: Annotated[int | None, typer.Option("--seed", help="Sampling seed.")] = None,
-    ctx: CtxOpt = 16384,
-    gpu_layers: GpuOpt = 0,
-    conversation: Annotated[
-        Path | None, typer.Option("--conversation", help="A harmony Conversation JSON to continue.")
-    ] = None,
-    save_conversation: Annotated[
-        Path | None, typer.Option("--save-conversation", help="Save the conversation (JSON) after the turn.")
-    ] = None,
-    show_prompt: Annotated[bool, typer.Option("--show-prompt", help="Print the rendered prompt on stderr.")] = False,
-    show_reasoning: Annotated[
-        bool, typer.Option("--show-reasoning", help="Print the raw chain of thought on stderr, labelled.")
-    ] = False,
-    raw: Annotated[
-        bool, typer.Option("--raw", help="Print every generated token, special tokens spelled out.")
-    ] = False,
-    json_lines: Annotated[
-        bool, typer.Option("--json", help="Print JSON Lines events; the last line has stats.")
-    ] = False,
-) -> None:
-    """Ask one question; the final answer streams to stdout."""
-    from harmony_chat.cli.ask import AskRequest, run_ask
-
-    request = AskRequest(
-        prompt=prompt,
-        model=model,
-        hf_repo=hf_repo,
-        hf_file=hf_file,
-        replay=replay,
-        demo=demo,
-        record=record,
-        effort=effort,  # type: ignore[arg-type]
-        instructions=instructions,
-        max_tokens=max_tokens,
-        temperature=temperature,
-        seed=seed,
-        ctx=ctx,
-        gpu_layers=gpu_layers,
-        conversation=conversation,
-        save_conversation=save_conversation,
-        show_prompt=show_prompt,
-        show_reasoning=show_reasoning,
-        raw=raw,
-        json=json_lines,
-    )
-    raise typer.Exit(run_ask(request))
-
-
-@app.command()
-def bench(
-    model: Annotated[Path | None, typer.Option("--model", "-m", help="A gpt-oss GGUF file.")] = None,
-    tui: Annotated[bool, typer.Option("--tui", help="Benchmark the chat app under load (no model needed).")] = False,
-    tui_tokens: Annotated[int, typer.Option("--tui-tokens", min=100, help="Answer length for --tui.")] = 20000,
-    tokens: Annotated[int, typer.Option("--tokens", min=8, help="Tokens to generate per run.")] = 256,
-    runs: Annotated[int, typer.Option("--runs", min=1, help="Runs of each loop (medians are reported).")] = 3,
-    ctx: CtxOpt = 4096,
-    gpu_layers: GpuOpt = 0,
-    threads: Annotated[int | None, typer.Option("--threads", min=1, help="CPU threads.")] = None,
-    chat_tokens: Annotated[int, typer.Option("--chat-tokens", min=1, help="Tokens per turn of the chat.")] = 64,
-    json_output: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
-) -> None:
-    """Measure the model and every layer harmony-chat adds on top of it (--tui: the chat app)."""
-    if model is None and not tui:
-        raise typer.BadParameter("give --model PATH, --tui, or both")
-    if model is not None:
-        from harmony_chat.bench.runner import BenchSettings, print_report, run_bench
-
-        report = run_bench(BenchSettings(model, tokens, runs, ctx, gpu_layers, threads, chat_tokens))
-        print_report(report, sys.stdout, json_output)
-    if tui:
-        from harmony_chat.tui.bench import print_tui_report, run_tui_bench
-
-        paced = min(4000, tui_tokens)
-        print_tui_report(run_tui_bench(tui_tokens, paced_tokens=paced), sys.stdout, json_output)
 
 
 def main(argv: list[str] | None = None) -> int:

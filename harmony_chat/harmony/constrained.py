@@ -3,7 +3,8 @@
 When the model opens a call with ``<|constrain|>json`` to a function whose parameters are known,
 the stream is restarted from the tokens generated so far with ``SamplingParams.json_schema`` set,
 so a backend with grammar support (llama.cpp, llama-server, vLLM) can only produce arguments of
-that schema. The restart costs one re-evaluated token; the KV cache keeps the rest.
+that schema. A ``final`` message is constrained the same way when the turn has a response
+format's schema. The restart costs one re-evaluated token; the KV cache keeps the rest.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ class ConstrainedStream:
         stop_ids: the generation stop tokens.
         should_stop: polled by the backend.
         schemas: the parameters schema of each function tool, by ``functions.<name>``.
+        final_schema: the schema of the final answer (a response format), if any.
     """
 
     def __init__(
@@ -43,6 +45,7 @@ class ConstrainedStream:
         stop_ids: Collection[int],
         should_stop: Callable[[], bool],
         schemas: Mapping[str, Mapping[str, object]],
+        final_schema: Mapping[str, object] | None = None,
     ) -> None:
         self.backend = backend
         self.prompt = list(prompt)
@@ -50,6 +53,7 @@ class ConstrainedStream:
         self.stop_ids = stop_ids
         self.should_stop = should_stop
         self.schemas = schemas if backend.supports_json_schema else {}
+        self.final_schema = final_schema if backend.supports_json_schema else None
         self.generated: list[int] = []
         self.constrained_tokens = 0
         """Tokens generated under a grammar (for ``bench``)."""
@@ -59,8 +63,12 @@ class ConstrainedStream:
         self._stream: Generator[int, None, None] | None = None
 
     def on_event(self, event: object) -> None:
-        """Watch the decoder: a JSON call to a known function switches the grammar on."""
-        if not self.schemas or not isinstance(event, MessageStarted) or not event.recipient:
+        """Watch the decoder: a JSON call to a known function, or a final with a schema, switches the grammar on."""
+        if not isinstance(event, MessageStarted) or self._schema is not None:
+            return
+        if not event.recipient:
+            if event.channel == "final" and self.final_schema is not None:
+                self._switch = self.final_schema
             return
         if "json" in (event.content_type or ""):
             schema = self.schemas.get(_function(event.recipient))

@@ -133,6 +133,8 @@ class ChatSession:
         self.instructions = instructions
         self.functions = list(functions)
         self.builtin = sorted(set(builtin))
+        self.tool_namespaces: dict[str, ToolNamespaceConfig] = {}
+        """How each built-in tool is declared, where the running tool says more than harmony's default."""
         self.response_formats = list(response_formats)
         self.start_date = start_date or dt.date.today().isoformat()
         self.context_size = context_size
@@ -156,7 +158,8 @@ class ChatSession:
             .with_conversation_start_date(self.start_date)
         )
         for name in self.builtin:
-            content = content.with_tools(_BUILTIN_TOOLS[name]())
+            namespace = self.tool_namespaces.get(name)
+            content = content.with_tools(namespace if namespace is not None else _BUILTIN_TOOLS[name]())
         return Message.from_role_and_content(Role.SYSTEM, content)
 
     def developer_message(self) -> Message | None:

@@ -80,6 +80,9 @@ class TurnOptions:
     tool_schemas: Mapping[str, Mapping[str, object]] = field(default_factory=dict)
     """JSON Schema of each function's arguments by ``functions.<name>``: a ``<|constrain|>json`` call to
     one of them is generated under that schema's grammar where the backend supports it."""
+    final_schema: Mapping[str, object] | None = None
+    """JSON Schema of the answer (a response format): the ``final`` message is generated under its grammar
+    where the backend supports it."""
 
 
 def prefill_next_turn(session: ChatSession, backend: ModelBackend) -> int:
@@ -135,7 +138,9 @@ def run_turn(
     recoveries = 0
     generated = 0
     failure: Exception | None = None
-    stream = ConstrainedStream(backend, prompt.tokens, sampling, tk.GENERATION_STOPS, should_stop, options.tool_schemas)
+    stream = ConstrainedStream(
+        backend, prompt.tokens, sampling, tk.GENERATION_STOPS, should_stop, options.tool_schemas, options.final_schema
+    )
     tokens = iter(stream)
     try:
         for token in tokens:

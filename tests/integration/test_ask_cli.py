@@ -283,12 +283,13 @@ class _InterruptOnFirstWrite(io.StringIO):
 
 
 def test_one_ctrl_c_says_interrupted_not_cut_off(tmp_path: Path) -> None:
+    from harmony_chat.chat.options import ChatOptions
     from harmony_chat.cli.ask import AskRequest, run_ask
 
     long_turn = tmp_path / "long.txt"
     long_turn.write_text("<|channel|>final<|message|>" + "word " * 300 + "<|return|>", encoding="utf-8")
     out, err = _InterruptOnFirstWrite(), io.StringIO()
-    code = run_ask(AskRequest(prompt="q", replay=long_turn, json=False), out=out, err=err)
+    code = run_ask(AskRequest(prompt="q", options=ChatOptions(replay=long_turn)), out=out, err=err)
     assert code == 0
     assert "[stopped] generation was interrupted" in err.getvalue()
     assert "cut off" not in err.getvalue()

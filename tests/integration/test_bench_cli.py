@@ -48,13 +48,17 @@ def test_bench_reports_every_figure(capsys: pytest.CaptureFixture[str], tiny_ggu
         assert 0 < turn["evaluated"] < turn["prompt_tokens"] and turn["ttft_s"] > 0
         assert turn["prompt_tokens"] - turn["evaluated"] == round(turn["reused_share"] * turn["prompt_tokens"])
     assert all(turn["evaluated"] > 0 and turn["ttft_s"] > 0 for turn in theirs)
+    assert report["grammar_free_ms_per_token"] > 0 and report["grammar_constrained_ms_per_token"] > 0
+    assert report["grammar_extra_ms_per_token"] == pytest.approx(
+        report["grammar_constrained_ms_per_token"] - report["grammar_free_ms_per_token"], abs=0.002
+    )
 
 
 @pytest.mark.llama
 def test_bench_table(capsys: pytest.CaptureFixture[str], tiny_gguf: Path) -> None:
     assert main(["bench", "--model", str(tiny_gguf), "--tokens", "8", "--runs", "1", "--ctx", "1024"]) == 0
     out = capsys.readouterr().out
-    assert "pipeline / bare" in out and "µs/token" in out and "five-turn chat" in out
+    assert "pipeline / bare" in out and "µs/token" in out and "five-turn chat" in out and "JSON grammar" in out
 
 
 def test_bench_needs_a_real_model(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

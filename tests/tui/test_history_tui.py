@@ -174,10 +174,12 @@ async def test_titles_and_snippets_are_text_and_matches_are_styled(tmp_path: Pat
         await pilot.press("enter")  # continuing it names the title in a notice
         await settle(pilot)
         assert app.chat.link is not None and app.chat.link.conversation == conversation
-        assert notices(app)[-1] == f"Continuing conversation #{conversation}: close this [/] tag"
+        assert notices(app)[-1] == f"Continuing conversation #{conversation} at effort medium: close this [/] tag"
         await pilot.pause(0.2)
         toasts = [toast.render() for toast in app.screen.query(Toast)]
-        assert f"Continuing conversation #{conversation}: close this [/] tag" in [toast.plain for toast in toasts]
+        assert f"Continuing conversation #{conversation} at effort medium: close this [/] tag" in [
+            toast.plain for toast in toasts
+        ]
 
 
 async def test_history_changed_elsewhere_gives_a_notice_and_a_refresh(tmp_path: Path) -> None:

@@ -47,7 +47,7 @@ async def test_preamble_analysis_and_tool_rows_are_text(tmp_path: Path) -> None:
         tmp_path,
         "<|channel|>analysis<|message|>Look in [/usr/local] and [b]x[/b].<|end|>"
         f"<|start|>assistant<|channel|>commentary<|message|>{CLICK}<|end|>"
-        "<|start|>assistant<|channel|>commentary to=functions.get_[b]weather[/b] <|constrain|>json"
+        "<|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json"
         '<|message|>{"city": "[/]Oslo[red]"}<|call|>',
     )
     app = make_app(factory=replay_factory(recording))
@@ -62,7 +62,7 @@ async def test_preamble_analysis_and_tool_rows_are_text(tmp_path: Path) -> None:
         await pilot.pause(0.1)
         assert app.is_running
         row = turn.query_one(Collapsible)
-        assert squeezed("▶ Tool call → functions.get_[b]weather[/b]") in squeezed(shown_all(row))
+        assert squeezed("▶ Tool call → functions.get_weather") in squeezed(shown_all(row))
         row.collapsed = False
         await pilot.pause(0.1)
         assert '{"city": "[/]Oslo[red]"}' in shown_all(row)

@@ -1,4 +1,4 @@
-"""The engine and backends never import Textual; the CLI starts without llama.cpp or Textual."""
+"""The engine, the conversation core and the tools never import Textual; the CLI starts light."""
 
 from __future__ import annotations
 
@@ -14,6 +14,8 @@ ENGINE_PACKAGES = (
     "harmony_chat/history",
     "harmony_chat/bench",
     "harmony_chat/pocket",
+    "harmony_chat/chat",
+    "harmony_chat/tools",
 )
 
 

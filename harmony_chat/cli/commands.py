@@ -1,0 +1,167 @@
+"""The ``ask`` and ``bench`` commands (Typer glue; the work happens in the modules they call)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from harmony_chat.cli.options import (
+    ApiKeyOpt,
+    ApproveOpt,
+    ConfigOpt,
+    CtxOpt,
+    DemoOpt,
+    EffortOpt,
+    EngineOpt,
+    GpuOpt,
+    HfFileOpt,
+    HfRepoOpt,
+    InstructionsOpt,
+    MaxStepsOpt,
+    MaxTokensOpt,
+    McpConfigOpt,
+    ModelOpt,
+    ReplayOpt,
+    SeedOpt,
+    ServedModelOpt,
+    TemperatureOpt,
+    ThreadsOpt,
+    ToolOpt,
+    UrlOpt,
+    YesOpt,
+    chat_options,
+)
+from harmony_chat.cli.root import app
+
+
+@app.command()
+def ask(
+    prompt: Annotated[str | None, typer.Argument(help="The message; - reads it from stdin.")] = None,
+    model: ModelOpt = None,
+    hf_repo: HfRepoOpt = None,
+    hf_file: HfFileOpt = None,
+    replay: ReplayOpt = None,
+    demo: DemoOpt = False,
+    url: UrlOpt = None,
+    engine: EngineOpt = None,
+    api_key: ApiKeyOpt = None,
+    served_model: ServedModelOpt = None,
+    record: Annotated[Path | None, typer.Option("--record", help="Write the generated tokens here.")] = None,
+    effort: EffortOpt = None,
+    instructions: InstructionsOpt = None,
+    max_tokens: MaxTokensOpt = None,
+    temperature: TemperatureOpt = None,
+    seed: SeedOpt = None,
+    ctx: CtxOpt = None,
+    gpu_layers: GpuOpt = None,
+    threads: ThreadsOpt = None,
+    approve: ApproveOpt = None,
+    yes: YesOpt = False,
+    max_steps: MaxStepsOpt = None,
+    mcp_config: McpConfigOpt = None,
+    tool: ToolOpt = None,
+    config: ConfigOpt = None,
+    conversation: Annotated[
+        Path | None, typer.Option("--conversation", help="A harmony Conversation JSON to continue.")
+    ] = None,
+    save_conversation: Annotated[
+        Path | None, typer.Option("--save-conversation", help="Save the conversation (JSON) after the turn.")
+    ] = None,
+    show_prompt: Annotated[bool, typer.Option("--show-prompt", help="Print the rendered prompt on stderr.")] = False,
+    show_reasoning: Annotated[
+        bool, typer.Option("--show-reasoning", help="Print the raw chain of thought on stderr, labelled.")
+    ] = False,
+    raw: Annotated[
+        bool, typer.Option("--raw", help="Print every generated token, special tokens spelled out.")
+    ] = False,
+    json_lines: Annotated[
+        bool, typer.Option("--json", help="Print JSON Lines events; the last line has stats.")
+    ] = False,
+) -> None:
+    """Ask one question; the final answer streams to stdout (tool calls run as in the app)."""
+    from harmony_chat.cli.ask import AskRequest, OutputMode, run_ask
+
+    options = chat_options(
+        config,
+        model=model,
+        hf_repo=hf_repo,
+        hf_file=hf_file,
+        replay=replay,
+        demo=demo,
+        url=url,
+        engine=engine,
+        api_key=api_key,
+        served_model=served_model,
+        record=record,
+        effort=effort,
+        instructions=instructions,
+        max_tokens=max_tokens,
+        temperature=temperature,
+        seed=seed,
+        context=ctx,
+        gpu_layers=gpu_layers,
+        threads=threads,
+        approve=approve,
+        yes=yes,
+        max_steps=max_steps,
+        mcp_files=mcp_config,
+        builtin=tool,
+    )
+    output = OutputMode(show_prompt=show_prompt, show_reasoning=show_reasoning, raw=raw, json=json_lines)
+    request = AskRequest(
+        prompt=prompt,
+        options=options,
+        output=output,
+        conversation=conversation,
+        save_conversation=save_conversation,
+        approve_given=approve is not None or yes,
+        effort=effort,  # type: ignore[arg-type]
+        instructions=instructions,
+    )
+    raise typer.Exit(run_ask(request))
+
+
+@app.command()
+def bench(
+    model: Annotated[Path | None, typer.Option("--model", "-m", help="A gpt-oss GGUF file.")] = None,
+    url: Annotated[
+        str | None, typer.Option("--url", help="A serving engine: compare its raw token stream with the pipeline.")
+    ] = None,
+    engine: EngineOpt = None,
+    api_key: ApiKeyOpt = None,
+    tui: Annotated[bool, typer.Option("--tui", help="Benchmark the chat app under load (no model needed).")] = False,
+    tui_tokens: Annotated[int, typer.Option("--tui-tokens", min=100, help="Answer length for --tui.")] = 20000,
+    tokens: Annotated[int, typer.Option("--tokens", min=8, help="Tokens to generate per run.")] = 256,
+    runs: Annotated[int, typer.Option("--runs", min=1, help="Runs of each loop (medians are reported).")] = 3,
+    ctx: Annotated[int, typer.Option("--ctx", min=256, help="Context size in tokens.")] = 4096,
+    gpu_layers: Annotated[int, typer.Option("--gpu-layers", min=-1, help="Layers to offload (-1: all).")] = 0,
+    threads: ThreadsOpt = None,
+    chat_tokens: Annotated[int, typer.Option("--chat-tokens", min=1, help="Tokens per turn of the chat.")] = 64,
+    json_output: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """Measure the model and every layer harmony-chat adds on top of it (--tui: the chat app)."""
+    if model is None and url is None and not tui:
+        raise typer.BadParameter("give --model PATH, --url URL, --tui, or several")
+    if model is not None:
+        from harmony_chat.bench.runner import BenchSettings, print_report, run_bench
+
+        report = run_bench(BenchSettings(model, tokens, runs, ctx, gpu_layers, threads, chat_tokens))
+        print_report(report, sys.stdout, json_output)
+    if url is not None:
+        from harmony_chat.backends.remote import create_remote_backend
+        from harmony_chat.bench.remote_bench import compare_remote, print_remote_report
+
+        backend = create_remote_backend(url, engine, api_key)
+        try:
+            backend.load()
+            print_remote_report(compare_remote(backend, tokens=tokens, runs=runs), sys.stdout, json_output)
+        finally:
+            backend.close()
+    if tui:
+        from harmony_chat.tui.bench import print_tui_report, run_tui_bench
+
+        paced = min(4000, tui_tokens)
+        print_tui_report(run_tui_bench(tui_tokens, paced_tokens=paced), sys.stdout, json_output)

@@ -1,0 +1,103 @@
+"""The command-line options every entry point shares (the app, ``ask``, ``serve``), as Typer types.
+
+Every option defaults to "not given" (None or False), so the config file's value holds unless the
+command line says otherwise; :func:`chat_options` applies them over the config file.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from harmony_chat.chat.options import ChatOptions
+
+
+def _effort(value: str | None) -> str | None:
+    if value is None:
+        return None
+    from harmony_chat.harmony.effort import parse_effort
+
+    try:
+        return parse_effort(value)
+    except ValueError as error:
+        raise typer.BadParameter(str(error)) from error
+
+
+def _approve(value: str | None) -> str | None:
+    if value is not None and value not in ("ask", "all", "none"):
+        raise typer.BadParameter(f"--approve takes ask, all or none, not {value!r}")
+    return value
+
+
+def _tool(values: list[str] | None) -> list[str] | None:
+    from harmony_chat.harmony.session import BUILTIN_TOOLS
+
+    for value in values or []:
+        if value not in BUILTIN_TOOLS:
+            raise typer.BadParameter(f"--tool takes {' or '.join(BUILTIN_TOOLS)}, not {value!r}")
+    return values
+
+
+def _engine(value: str | None) -> str | None:
+    if value is not None and value not in ("llama-server", "vllm", "sglang"):
+        raise typer.BadParameter(f"--engine takes llama-server, vllm or sglang, not {value!r}")
+    return value
+
+
+ModelOpt = Annotated[Path | None, typer.Option("--model", "-m", help="A gpt-oss GGUF file.")]
+HfRepoOpt = Annotated[str | None, typer.Option("--hf-repo", help="Hugging Face repository to download from.")]
+HfFileOpt = Annotated[str | None, typer.Option("--hf-file", help="File in --hf-repo to download.")]
+ReplayOpt = Annotated[Path | None, typer.Option("--replay", help="Play back a recorded stream (.txt or .json).")]
+DemoOpt = Annotated[bool, typer.Option("--demo", help="Use the bundled pocket gpt-oss (the app's default).")]
+UrlOpt = Annotated[
+    str | None, typer.Option("--url", help="A serving engine running gpt-oss (llama-server, vLLM, SGLang).")
+]
+EngineOpt = Annotated[
+    str | None, typer.Option("--engine", callback=_engine, help="The engine at --url (default: detected).")
+]
+ApiKeyOpt = Annotated[
+    str | None, typer.Option("--api-key", help="The engine's API key (better: HARMONY_CHAT_API_KEY).")
+]
+ServedModelOpt = Annotated[str | None, typer.Option("--served-model", help="The model name the engine serves.")]
+EffortOpt = Annotated[
+    str | None, typer.Option("--effort", "-e", callback=_effort, help="Reasoning effort: low, medium or high.")
+]
+InstructionsOpt = Annotated[str | None, typer.Option("--instructions", help="Developer instructions.")]
+CtxOpt = Annotated[int | None, typer.Option("--ctx", min=256, help="Context size in tokens.")]
+GpuOpt = Annotated[int | None, typer.Option("--gpu-layers", min=-1, help="Layers to offload to the GPU (-1: all).")]
+ThreadsOpt = Annotated[int | None, typer.Option("--threads", min=1, help="CPU threads.")]
+TemperatureOpt = Annotated[float | None, typer.Option("--temperature", min=0.0, help="Sampling temperature.")]
+MaxTokensOpt = Annotated[int | None, typer.Option("--max-tokens", min=1, help="Most tokens an answer may take.")]
+SeedOpt = Annotated[int | None, typer.Option("--seed", help="Sampling seed.")]
+ConfigOpt = Annotated[Path | None, typer.Option("--config", help="Use this config file.")]
+ApproveOpt = Annotated[
+    str | None,
+    typer.Option("--approve", callback=_approve, help="Tool calls: ask (each), all (no asking) or none."),
+]
+YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="Run tool calls without asking (= --approve all).")]
+MaxStepsOpt = Annotated[int | None, typer.Option("--max-steps", min=1, help="Generation calls per turn at most.")]
+McpConfigOpt = Annotated[
+    list[Path] | None,
+    typer.Option("--mcp-config", help='MCP servers from a {"mcpServers": ...} JSON file (repeatable).'),
+]
+ToolOpt = Annotated[
+    list[str] | None,
+    typer.Option("--tool", callback=_tool, help="Turn on a built-in tool: python or browser (repeatable)."),
+]
+
+
+def chat_options(config: Path | None, **given: object) -> ChatOptions:
+    """The config file's settings with the options given on the command line on top.
+
+    ``yes`` is ``--approve all``; flags left False and options left None keep the config's values.
+
+    Raises:
+        ConfigError: when the config file is bad (one line naming the line).
+    """
+    from harmony_chat.config import load_settings
+
+    if given.pop("yes", False):
+        given["approve"] = "all"
+    return ChatOptions.from_settings(load_settings(config), **given)

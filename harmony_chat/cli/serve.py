@@ -1,0 +1,113 @@
+"""``harmony-chat serve``: the OpenAI-compatible server over any model harmony-chat runs.
+
+The model options are the app's (the config file's settings with the command line's on top,
+through :func:`~harmony_chat.cli.options.chat_options` and the one factory); the server itself is
+:func:`harmony_chat.server.app.run_server`. ``--api-key`` here is the key clients must send to
+this server; a remote engine's own key (``--url``) comes from the config file or
+``HARMONY_CHAT_API_KEY``.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated
+
+import typer
+
+from harmony_chat.cli.options import (
+    ConfigOpt,
+    CtxOpt,
+    DemoOpt,
+    EffortOpt,
+    EngineOpt,
+    GpuOpt,
+    HfFileOpt,
+    HfRepoOpt,
+    MaxTokensOpt,
+    ModelOpt,
+    ReplayOpt,
+    SeedOpt,
+    ServedModelOpt,
+    TemperatureOpt,
+    ThreadsOpt,
+    UrlOpt,
+)
+from harmony_chat.cli.root import app
+from harmony_chat.server import SERVE_API_KEY_ENV
+
+
+@app.command()
+def serve(
+    host: Annotated[
+        str, typer.Option("--host", help="Address to listen on; not loopback needs --api-key.")
+    ] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", min=0, max=65535, help="Port to listen on.")] = 8000,
+    api_key: Annotated[
+        str | None,
+        typer.Option("--api-key", envvar=SERVE_API_KEY_ENV, help="The bearer key clients must send to this server."),
+    ] = None,
+    name: Annotated[str | None, typer.Option("--name", help="The model name clients ask for.")] = None,
+    max_queue: Annotated[int, typer.Option("--max-queue", min=0, help="Requests that may wait for the model.")] = 32,
+    model: ModelOpt = None,
+    hf_repo: HfRepoOpt = None,
+    hf_file: HfFileOpt = None,
+    replay: ReplayOpt = None,
+    demo: DemoOpt = False,
+    url: UrlOpt = None,
+    engine: EngineOpt = None,
+    served_model: ServedModelOpt = None,
+    effort: EffortOpt = None,
+    temperature: TemperatureOpt = None,
+    max_tokens: MaxTokensOpt = None,
+    seed: SeedOpt = None,
+    ctx: CtxOpt = None,
+    gpu_layers: GpuOpt = None,
+    threads: ThreadsOpt = None,
+    config: ConfigOpt = None,
+) -> None:
+    """Serve the model to OpenAI clients: /v1/chat/completions, /v1/responses, /v1/models."""
+    from harmony_chat.chat.factory import load_model
+    from harmony_chat.cli.options import chat_options
+    from harmony_chat.server.app import ServerLimits, run_server
+    from harmony_chat.server.limits import check_bind
+    from harmony_chat.server.transcript import ServedModel
+
+    check_bind(host, api_key)  # before loading anything
+    options = chat_options(
+        config,
+        model=model,
+        hf_repo=hf_repo,
+        hf_file=hf_file,
+        replay=replay,
+        demo=demo,
+        url=url,
+        engine=engine,
+        served_model=served_model,
+        effort=effort,
+        temperature=temperature,
+        max_tokens=max_tokens,
+        seed=seed,
+        context=ctx,
+        gpu_layers=gpu_layers,
+        threads=threads,
+    )
+    loaded = load_model(options, lambda step: print(f"{step}...", file=sys.stderr))
+    start_date = options.start_date
+    if options.uses_pocket and start_date is None:
+        from harmony_chat.pocket import POCKET_DATE
+
+        start_date = POCKET_DATE
+    served = ServedModel(
+        loaded.backend,
+        loaded.encoding,
+        name or loaded.info.name,
+        sampling=options.sampling,
+        effort=options.effort,
+        start_date=start_date,
+        context_size=loaded.info.context_size,
+    )
+    print(f"serving {served.name} at http://{host}:{port}/v1 (Ctrl+C stops)", file=sys.stderr)
+    try:
+        run_server(served, host=host, port=port, api_key=api_key, limits=ServerLimits(max_queue=max_queue))
+    finally:
+        loaded.backend.close()

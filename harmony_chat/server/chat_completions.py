@@ -1,0 +1,107 @@
+"""Chat Completions output: the completion object and its stream of chunks.
+
+Reasoning travels as OpenRouter does it (the raw-CoT guide's rule): ``message.reasoning`` and
+``delta.reasoning``, left out when the request says ``reasoning: {exclude: true}``. Preambles and
+the answer are ``content``; two content (or reasoning) messages of one turn are joined by a blank line.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from harmony_chat.server.channels import Part
+from harmony_chat.server.turn_output import CallMade, OutputEvent, TextAdded, TurnReader, Usage, new_id
+
+CONTENT_SEPARATOR = "\n\n"
+"""Between a preamble and the next content message of the same turn (and between reasoning messages)."""
+
+
+def usage_object(usage: Usage) -> dict[str, Any]:
+    """``usage`` as Chat Completions reports it, reasoning tokens included."""
+    return {
+        "prompt_tokens": usage.prompt_tokens,
+        "completion_tokens": usage.completion_tokens,
+        "total_tokens": usage.total_tokens,
+        "prompt_tokens_details": {"cached_tokens": usage.cached_tokens},
+        "completion_tokens_details": {"reasoning_tokens": usage.reasoning_tokens},
+    }
+
+
+def tool_call_object(call: CallMade) -> dict[str, Any]:
+    """A tool call as an assistant message carries it."""
+    return {"id": call.call_id, "type": "function", "function": {"name": call.name, "arguments": call.arguments}}
+
+
+class ChatFormatter:
+    """Builds one request's completion (or chunks) from a :class:`TurnReader`.
+
+    Args:
+        model: the model name to report.
+        exclude_reasoning: leave the reasoning out.
+        include_usage: send a last chunk with the usage (``stream_options.include_usage``).
+    """
+
+    def __init__(self, model: str, *, exclude_reasoning: bool, include_usage: bool = False) -> None:
+        self.model = model
+        self.exclude_reasoning = exclude_reasoning
+        self.include_usage = include_usage
+        self.id = new_id("chatcmpl", "-")
+        self.created = int(time.time())
+        self._last_item: dict[Part, int] = {}
+        self._calls = 0
+
+    def _chunk(self, delta: dict[str, Any], finish_reason: str | None = None) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "object": "chat.completion.chunk",
+            "created": self.created,
+            "model": self.model,
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason, "logprobs": None}],
+        }
+
+    def first_chunk(self) -> dict[str, Any]:
+        """The chunk that opens the assistant message."""
+        return self._chunk({"role": "assistant", "content": ""})
+
+    def chunks(self, events: list[OutputEvent]) -> list[dict[str, Any]]:
+        """The chunks for some output events."""
+        out: list[dict[str, Any]] = []
+        for event in events:
+            if isinstance(event, TextAdded):
+                field = "content" if event.part is Part.CONTENT else "reasoning"
+                if field == "reasoning" and self.exclude_reasoning:
+                    continue
+                last = self._last_item.get(event.part)
+                self._last_item[event.part] = event.index
+                separator = CONTENT_SEPARATOR if last is not None and last != event.index else ""
+                out.append(self._chunk({field: separator + event.text}))
+            elif isinstance(event, CallMade):
+                call = {"index": self._calls, **tool_call_object(event)}
+                self._calls += 1
+                out.append(self._chunk({"tool_calls": [call]}))
+        return out
+
+    def last_chunks(self, reader: TurnReader) -> list[dict[str, Any]]:
+        """The chunk with the finish reason, then the usage chunk if asked for."""
+        out = [self._chunk({}, reader.finish_reason)]
+        if self.include_usage:
+            out.append({**self._chunk({}), "choices": [], "usage": usage_object(reader.usage)})
+        return out
+
+    def completion(self, reader: TurnReader) -> dict[str, Any]:
+        """The whole ``chat.completion`` object of a finished turn."""
+        content = CONTENT_SEPARATOR.join(text for text in reader.content if text)
+        message: dict[str, Any] = {"role": "assistant", "content": content or None}
+        if not self.exclude_reasoning:
+            message["reasoning"] = CONTENT_SEPARATOR.join(text for text in reader.reasoning if text) or None
+        if reader.calls:
+            message["tool_calls"] = [tool_call_object(call) for call in reader.calls]
+        return {
+            "id": self.id,
+            "object": "chat.completion",
+            "created": self.created,
+            "model": self.model,
+            "choices": [{"index": 0, "message": message, "finish_reason": reader.finish_reason, "logprobs": None}],
+            "usage": usage_object(reader.usage),
+        }

@@ -1,0 +1,190 @@
+"""Chat Completions requests: their shape, and the harmony transcript they describe.
+
+Reasoning sent back on assistant messages (``reasoning``, or ``reasoning_content`` as llama.cpp
+names it) becomes ``analysis``; whether a prompt keeps it is the session's chain-of-thought rule
+(dropped after a final answer, kept through a tool loop), whatever the client sends. Assistant
+``content`` next to ``tool_calls`` is a preamble (``commentary``), otherwise the answer
+(``final``). ``system`` and ``developer`` messages become the developer message's instructions.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from harmony_chat.harmony.session import ResponseFormat
+from harmony_chat.server.errors import ApiError
+from harmony_chat.server.transcript import Transcript, parse_effort
+
+
+class _Lenient(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+
+class TextPart(_Lenient):
+    """A content part; only text is supported."""
+
+    type: str
+    text: str | None = None
+
+
+class FunctionCall(_Lenient):
+    """The function a tool call names."""
+
+    name: str
+    arguments: str = ""
+
+
+class ToolCallIn(_Lenient):
+    """A tool call on an assistant message."""
+
+    id: str = ""
+    type: str = "function"
+    function: FunctionCall
+
+
+class ChatMessage(_Lenient):
+    """One message of the conversation the client sends."""
+
+    role: Literal["system", "developer", "user", "assistant", "tool"]
+    content: str | list[TextPart] | None = None
+    reasoning: str | None = None
+    reasoning_content: str | None = None
+    tool_calls: list[ToolCallIn] | None = None
+    tool_call_id: str | None = None
+    name: str | None = None
+
+
+class FunctionDef(_Lenient):
+    """A function tool's declaration."""
+
+    name: str
+    description: str | None = None
+    parameters: dict[str, Any] | None = None
+
+
+class ToolDef(_Lenient):
+    """A tool on offer; only functions are supported."""
+
+    type: str
+    function: FunctionDef | None = None
+
+
+class ReasoningOptions(_Lenient):
+    """OpenRouter's ``reasoning`` request object."""
+
+    effort: str | None = None
+    exclude: bool = False
+    enabled: bool | None = None
+
+
+class JsonSchemaFormat(_Lenient):
+    """The ``json_schema`` of a response format."""
+
+    name: str = "response"
+    description: str | None = None
+    schema_: dict[str, Any] | None = Field(default=None, alias="schema")
+    strict: bool | None = None
+
+
+class ResponseFormatIn(_Lenient):
+    """``response_format``: text, any JSON object, or JSON of a schema."""
+
+    type: Literal["text", "json_object", "json_schema"]
+    json_schema: JsonSchemaFormat | None = None
+
+
+class StreamOptions(_Lenient):
+    """``stream_options``."""
+
+    include_usage: bool = False
+
+
+class ChatRequest(_Lenient):
+    """A ``POST /v1/chat/completions`` body."""
+
+    model: str
+    messages: list[ChatMessage] = Field(min_length=1)
+    stream: bool = False
+    stream_options: StreamOptions | None = None
+    reasoning_effort: str | None = None
+    reasoning: ReasoningOptions | None = None
+    include_reasoning: bool | None = None
+    tools: list[ToolDef] | None = None
+    tool_choice: str | dict[str, Any] | None = None
+    response_format: ResponseFormatIn | None = None
+    max_tokens: int | None = Field(default=None, ge=1)
+    max_completion_tokens: int | None = Field(default=None, ge=1)
+    temperature: float | None = Field(default=None, ge=0, le=2)
+    top_p: float | None = Field(default=None, gt=0, le=1)
+    seed: int | None = None
+    n: int | None = None
+    stop: str | list[str] | None = None
+
+    @property
+    def exclude_reasoning(self) -> bool:
+        """Whether the client asked not to get the reasoning back."""
+        if self.reasoning is not None and (self.reasoning.exclude or self.reasoning.enabled is False):
+            return True
+        return self.include_reasoning is False
+
+
+def _text(content: str | list[TextPart] | None, where: str) -> str:
+    if content is None or isinstance(content, str):
+        return content or ""
+    texts: list[str] = []
+    for part in content:
+        if part.type not in ("text", "input_text", "output_text") or part.text is None:
+            raise ApiError(400, f"{where}: only text content is supported, not {part.type!r}", param=where)
+        texts.append(part.text)
+    return "".join(texts)
+
+
+def chat_transcript(request: ChatRequest) -> Transcript:
+    """The harmony transcript of a Chat Completions request.
+
+    Raises:
+        ApiError: 400 for what the server cannot do (``n`` > 1, stop sequences, non-text content,
+            non-function tools) or a conversation that does not hold together.
+    """
+    if request.n not in (None, 1):
+        raise ApiError(400, "n must be 1", param="n")
+    if request.stop:
+        raise ApiError(400, "stop sequences are not supported", param="stop")
+    reasoning_effort = request.reasoning.effort if request.reasoning else None
+    transcript = Transcript(effort=parse_effort(request.reasoning_effort or reasoning_effort, "reasoning_effort"))
+    for index, tool in enumerate(request.tools or []):
+        if tool.type != "function" or tool.function is None:
+            raise ApiError(400, f"tools[{index}]: only function tools are supported", param=f"tools[{index}]")
+        transcript.add_function(tool.function.name, tool.function.description, tool.function.parameters)
+    transcript.choose_tools(request.tool_choice)
+    transcript.response_format = _response_format(request.response_format)
+    for index, message in enumerate(request.messages):
+        where = f"messages[{index}]"
+        text = _text(message.content, where)
+        if message.role in ("system", "developer"):
+            transcript.instructions.append(text)
+        elif message.role == "user":
+            transcript.add_user(text)
+        elif message.role == "tool":
+            transcript.add_tool_output(message.tool_call_id, text, message.name, param=where)
+        else:
+            transcript.add_reasoning(message.reasoning or message.reasoning_content or "")
+            transcript.add_assistant_text(text, preamble=bool(message.tool_calls))
+            for call in message.tool_calls or []:
+                transcript.add_call(call.id, call.function.name, call.function.arguments)
+    if not transcript.has_history():
+        raise ApiError(400, "messages holds no user, assistant or tool message", param="messages")
+    return transcript
+
+
+def _response_format(response_format: ResponseFormatIn | None) -> ResponseFormat | None:
+    if response_format is None or response_format.type == "text":
+        return None
+    if response_format.type == "json_object":
+        return ResponseFormat("json_object", {"type": "object"}, "a JSON object")
+    spec = response_format.json_schema
+    if spec is None or spec.schema_ is None:
+        raise ApiError(400, "response_format.json_schema.schema is required", param="response_format")
+    return ResponseFormat(spec.name, spec.schema_, spec.description or "")

@@ -1,0 +1,107 @@
+"""Generations off the event loop: one worker thread per turn, its events bridged to asyncio.
+
+The model blocks, so :class:`TurnRun` runs :func:`run_turn` in a thread and hands its events to
+the request's coroutine through an ``asyncio.Queue``. Cancelling (the client went away) sets the
+flag the backend polls; :meth:`TurnRun.wait_ended` lets the caller hold the model until the
+thread has really stopped, so the next generation never overlaps it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING
+
+from harmony_chat.errors import ContextOverflowError
+from harmony_chat.harmony.turn import TurnEvent, TurnOptions, run_turn
+from harmony_chat.server.errors import ApiError
+
+if TYPE_CHECKING:
+    from harmony_chat.backends.base import ModelBackend
+    from harmony_chat.harmony.session import ChatSession
+
+
+class _Ended:
+    def __init__(self, error: BaseException | None) -> None:
+        self.error = error
+
+
+class TurnRun:
+    """One assistant turn generated in a worker thread.
+
+    Args:
+        session: the request's session (the turn is recorded in it).
+        backend: the loaded model.
+        options: sampling, effort, schemas.
+    """
+
+    def __init__(self, session: ChatSession, backend: ModelBackend, options: TurnOptions) -> None:
+        self.session = session
+        self.backend = backend
+        self.options = options
+        self._stop = threading.Event()
+        self._ended = asyncio.Event()
+        self._thread: threading.Thread | None = None
+
+    @property
+    def cancelled(self) -> bool:
+        """Whether the turn was asked to stop."""
+        return self._stop.is_set()
+
+    def cancel(self) -> None:
+        """Ask the backend to stop at its next token."""
+        self._stop.set()
+
+    async def events(self) -> AsyncIterator[TurnEvent]:
+        """Start the turn and yield its events as they come.
+
+        Raises:
+            ApiError: 400 when the prompt does not fit the context; 500 when the turn fails
+                before it starts.
+        """
+        loop = asyncio.get_running_loop()
+        queue: asyncio.Queue[TurnEvent | _Ended] = asyncio.Queue()
+
+        def post(item: TurnEvent | _Ended) -> None:
+            try:
+                loop.call_soon_threadsafe(queue.put_nowait, item)
+            except RuntimeError:  # the loop is gone (server shutting down): nobody is listening
+                self._stop.set()
+
+        def work() -> None:
+            error: BaseException | None = None
+            try:
+                for event in run_turn(self.session, self.backend, self.options, self._stop.is_set):
+                    post(event)
+            except BaseException as failure:  # reported to the request, never raised in the thread
+                error = failure
+            finally:
+                post(_Ended(error))
+                try:
+                    loop.call_soon_threadsafe(self._ended.set)
+                except RuntimeError:
+                    pass
+
+        self._thread = threading.Thread(target=work, name="harmony-chat-serve-turn", daemon=True)
+        self._thread.start()
+        started = False
+        while True:
+            item = await queue.get()
+            if isinstance(item, _Ended):
+                if item.error is not None and not started:
+                    raise _api_error(item.error)
+                return
+            started = True
+            yield item
+
+    async def wait_ended(self) -> None:
+        """Return once the worker thread has finished (at once if it never started)."""
+        if self._thread is not None:
+            await self._ended.wait()
+
+
+def _api_error(error: BaseException) -> ApiError:
+    if isinstance(error, ContextOverflowError):
+        return ApiError(400, str(error), code="context_length_exceeded", param="messages")
+    return ApiError(500, f"the model failed: {str(error) or type(error).__name__}")

@@ -1,0 +1,157 @@
+"""Who may call and how much: the bind rule, the API key, the body size, the generation queue."""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import ipaddress
+import math
+import time
+from collections.abc import Awaitable, Callable
+
+from starlette.requests import Request
+
+from harmony_chat.errors import HarmonyChatError
+from harmony_chat.server import SERVE_API_KEY_ENV
+from harmony_chat.server.errors import ApiError
+
+DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024
+DEFAULT_MAX_QUEUE = 32
+"""Requests that may wait for the model while one generates; more get 429."""
+
+
+class UnsafeBind(HarmonyChatError):
+    """A non-loopback bind without an API key."""
+
+    exit_code = 2
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` only accepts connections from this machine."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def check_bind(host: str, api_key: str | None) -> None:
+    """Refuse to listen beyond this machine without an API key.
+
+    Raises:
+        UnsafeBind: when ``host`` is not a loopback address and there is no key.
+    """
+    if not is_loopback(host) and not api_key:
+        raise UnsafeBind(
+            f"--host {host} would let other machines use the model: give --api-key (or set {SERVE_API_KEY_ENV}), "
+            "or bind 127.0.0.1"
+        )
+
+
+def check_api_key(request: Request, api_key: str | None) -> None:
+    """Compare the request's bearer token with the key in constant time.
+
+    Raises:
+        ApiError: 401 when a key is required and the request lacks it or has another.
+    """
+    if not api_key:
+        return
+    header = request.headers.get("authorization", "")
+    scheme, _, token = header.partition(" ")
+    given = token.strip() if scheme.lower() == "bearer" else ""
+    if not hmac.compare_digest(given.encode(), api_key.encode()):
+        message = "missing API key (send Authorization: Bearer KEY)" if not given else "incorrect API key"
+        raise ApiError(401, message, code="invalid_api_key")
+
+
+async def read_body(request: Request, limit: int) -> bytes:
+    """Read the body, refusing more than ``limit`` bytes without reading it all.
+
+    Raises:
+        ApiError: 413 when the body is larger than the limit.
+    """
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise _too_large(limit)
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise _too_large(limit)
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _too_large(limit: int) -> ApiError:
+    return ApiError(413, f"the request body is larger than {limit} bytes", code="request_too_large")
+
+
+class GenerationGate:
+    """One generation at a time on the model, with a bounded line of waiting requests.
+
+    Args:
+        max_waiting: requests that may wait while one generates; one more gets 429.
+    """
+
+    def __init__(self, max_waiting: int = DEFAULT_MAX_QUEUE) -> None:
+        self.max_waiting = max_waiting
+        self._lock = asyncio.Lock()
+        self._waiting = 0
+        self._average_s = 5.0
+
+    @property
+    def waiting(self) -> int:
+        """Requests waiting for the model now."""
+        return self._waiting
+
+    @property
+    def busy(self) -> bool:
+        """Whether a generation holds the model."""
+        return self._lock.locked()
+
+    def retry_after_s(self) -> int:
+        """Seconds a refused client should wait: the line ahead at the recent average pace."""
+        return max(1, math.ceil(self._average_s * (self._waiting + 1)))
+
+    async def acquire(self, gone: Callable[[], Awaitable[bool]]) -> Callable[[], None]:
+        """Wait for the model; return the function that gives it back (call it exactly once).
+
+        Args:
+            gone: tells whether the client has disconnected (it stops waiting then).
+
+        Raises:
+            ApiError: 429 with ``Retry-After`` when the line is full; 400 when the client left
+                while waiting (nobody reads that answer).
+        """
+        if self._lock.locked() and self._waiting >= self.max_waiting:
+            retry = str(self.retry_after_s())
+            raise ApiError(
+                429,
+                f"the model is busy and {self._waiting} requests are waiting; retry in {retry} s",
+                code="queue_full",
+                headers={"Retry-After": retry},
+            )
+        self._waiting += 1
+        try:
+            while True:
+                try:
+                    await asyncio.wait_for(self._lock.acquire(), timeout=0.5)
+                    break
+                except TimeoutError:
+                    if await gone():
+                        raise ApiError(400, "the client disconnected while waiting", code="client_gone") from None
+        finally:
+            self._waiting -= 1
+        started = time.monotonic()
+        released = False
+
+        def release() -> None:
+            nonlocal released
+            if not released:
+                released = True
+                self._average_s = 0.7 * self._average_s + 0.3 * (time.monotonic() - started)
+                self._lock.release()
+
+        return release

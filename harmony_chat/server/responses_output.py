@@ -1,0 +1,200 @@
+"""Responses API output: the response object, its output items, and the streamed events.
+
+Reasoning is a ``reasoning`` item whose ``content`` holds one ``reasoning_text`` part (its
+``summary`` stays empty: there is no summariser), streamed as ``response.reasoning_text.delta``
+and ``.done`` (the raw-CoT guide's extension). Preambles are assistant messages with ``phase:
+commentary``, the answer one with ``phase: final_answer``. Every event carries a
+``sequence_number`` counting from 0.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from harmony_chat.server.channels import Part
+from harmony_chat.server.responses_request import ResponsesRequest
+from harmony_chat.server.turn_output import CallMade, ItemDone, ItemStarted, OutputEvent, TextAdded, TurnReader, new_id
+
+Event = dict[str, Any]
+
+
+def usage_object(reader: TurnReader) -> dict[str, Any]:
+    """``usage`` as the Responses API reports it, reasoning tokens included."""
+    usage = reader.usage
+    return {
+        "input_tokens": usage.prompt_tokens,
+        "input_tokens_details": {"cached_tokens": usage.cached_tokens, "cache_write_tokens": 0},
+        "output_tokens": usage.completion_tokens,
+        "output_tokens_details": {"reasoning_tokens": usage.reasoning_tokens},
+        "total_tokens": usage.total_tokens,
+    }
+
+
+def _part(part: Part, text: str) -> dict[str, Any]:
+    if part is Part.REASONING:
+        return {"type": "reasoning_text", "text": text}
+    return {"type": "output_text", "text": text, "annotations": [], "logprobs": []}
+
+
+class ResponseBuilder:
+    """Builds one request's response object and, when streaming, its events.
+
+    Args:
+        request: the request (echoed settings).
+        model: the model name to report.
+    """
+
+    def __init__(self, request: ResponsesRequest, model: str) -> None:
+        self.request = request
+        self.model = model
+        self.id = new_id("resp")
+        self.created_at = int(time.time())
+        self.output: list[dict[str, Any]] = []
+        self._ids: dict[int, str] = {}
+        self._sequence = 0
+
+    # -- the response object ---------------------------------------------------------------------
+
+    def response(self, status: str, reader: TurnReader | None = None) -> dict[str, Any]:
+        """The response object with the output so far."""
+        request = self.request
+        fmt = request.text.format if request.text and request.text.format else None
+        text_format: dict[str, Any] = {"type": "text"}
+        if fmt is not None and fmt.type != "text":
+            text_format = {"type": fmt.type, "name": fmt.name, "schema": fmt.schema_, "strict": fmt.strict}
+        incomplete = None
+        if status == "incomplete":
+            incomplete = {"reason": "max_output_tokens"}
+        error = None
+        if status == "failed" and reader is not None:
+            error = {"code": "server_error", "message": reader.error or "the model failed"}
+        return {
+            "id": self.id,
+            "object": "response",
+            "created_at": self.created_at,
+            "status": status,
+            "model": self.model,
+            "output": [dict(item) for item in self.output],
+            "instructions": request.instructions,
+            "reasoning": {"effort": request.reasoning.effort if request.reasoning else None, "summary": None},
+            "tools": [tool.model_dump(exclude_none=True) for tool in request.tools or []],
+            "tool_choice": request.tool_choice or "auto",
+            "parallel_tool_calls": False,
+            "temperature": request.temperature,
+            "top_p": request.top_p,
+            "max_output_tokens": request.max_output_tokens,
+            "previous_response_id": request.previous_response_id,
+            "store": request.store,
+            "text": {"format": text_format},
+            "metadata": request.metadata or {},
+            "usage": usage_object(reader) if reader is not None and status != "in_progress" else None,
+            "error": error,
+            "incomplete_details": incomplete,
+        }
+
+    @staticmethod
+    def status_of(reader: TurnReader) -> str:
+        """``completed``, ``incomplete`` (the token limit) or ``failed``."""
+        if reader.error is not None:
+            return "failed"
+        return "incomplete" if reader.finish_reason == "length" else "completed"
+
+    # -- events ----------------------------------------------------------------------------------
+
+    def _event(self, kind: str, **fields: Any) -> Event:
+        event = {"type": kind, "sequence_number": self._sequence, **fields}
+        self._sequence += 1
+        return event
+
+    def start_events(self) -> list[Event]:
+        """``response.created`` and ``response.in_progress``."""
+        snapshot = self.response("in_progress")
+        return [
+            self._event("response.created", response=snapshot),
+            self._event("response.in_progress", response=snapshot),
+        ]
+
+    def end_events(self, reader: TurnReader) -> list[Event]:
+        """``response.completed``, ``response.incomplete`` or ``response.failed``."""
+        status = self.status_of(reader)
+        kind = {"completed": "response.completed", "incomplete": "response.incomplete"}.get(status, "response.failed")
+        return [self._event(kind, response=self.response(status, reader))]
+
+    def events(self, out: list[OutputEvent]) -> list[Event]:
+        """Record output events in :attr:`output` and return the stream events for them."""
+        events: list[Event] = []
+        for event in out:
+            if isinstance(event, ItemStarted):
+                events.extend(self._item_started(event))
+            elif isinstance(event, TextAdded):
+                kind = "response.reasoning_text.delta" if event.part is Part.REASONING else "response.output_text.delta"
+                extra: dict[str, Any] = {} if event.part is Part.REASONING else {"logprobs": []}
+                item_id = self._ids[event.index]
+                events.append(
+                    self._event(
+                        kind, item_id=item_id, output_index=event.index, content_index=0, delta=event.text, **extra
+                    )
+                )
+            elif isinstance(event, ItemDone):
+                events.extend(self._item_done(event))
+            else:
+                events.extend(self._call(event))
+        return events
+
+    def _item_started(self, event: ItemStarted) -> list[Event]:
+        reasoning = event.part is Part.REASONING
+        item_id = new_id("rs" if reasoning else "msg")
+        self._ids[event.index] = item_id
+        item: dict[str, Any]
+        if reasoning:
+            item = {"id": item_id, "type": "reasoning", "summary": [], "content": [], "status": "in_progress"}
+        else:
+            phase = "commentary" if event.phase == "commentary" else "final_answer"
+            item = {"id": item_id, "type": "message", "role": "assistant", "status": "in_progress", "content": []}
+            item["phase"] = phase
+        self.output.append(item)
+        where = {"item_id": item_id, "output_index": event.index}
+        return [
+            self._event("response.output_item.added", output_index=event.index, item=dict(item)),
+            self._event("response.content_part.added", **where, content_index=0, part=_part(event.part, "")),
+        ]
+
+    def _item_done(self, event: ItemDone) -> list[Event]:
+        item_id = self._ids[event.index]
+        item = next(entry for entry in self.output if entry["id"] == item_id)
+        part = _part(event.part, event.text)
+        item["content"] = [part]
+        item["status"] = "incomplete" if event.truncated else "completed"
+        where = {"item_id": item_id, "output_index": event.index, "content_index": 0}
+        kind = "response.reasoning_text.done" if event.part is Part.REASONING else "response.output_text.done"
+        extra: dict[str, Any] = {} if event.part is Part.REASONING else {"logprobs": []}
+        return [
+            self._event(kind, **where, text=event.text, **extra),
+            self._event("response.content_part.done", **where, part=part),
+            self._event("response.output_item.done", output_index=event.index, item=dict(item)),
+        ]
+
+    def _call(self, event: CallMade) -> list[Event]:
+        item_id = new_id("fc")
+        self._ids[event.index] = item_id
+        item = {
+            "id": item_id,
+            "type": "function_call",
+            "call_id": event.call_id,
+            "name": event.name,
+            "arguments": event.arguments,
+            "status": "completed",
+        }
+        self.output.append(item)
+        where = {"item_id": item_id, "output_index": event.index}
+        return [
+            self._event(
+                "response.output_item.added",
+                output_index=event.index,
+                item={**item, "arguments": "", "status": "in_progress"},
+            ),
+            self._event("response.function_call_arguments.delta", **where, delta=event.arguments),
+            self._event("response.function_call_arguments.done", **where, name=event.name, arguments=event.arguments),
+            self._event("response.output_item.done", output_index=event.index, item=dict(item)),
+        ]

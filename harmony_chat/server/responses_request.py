@@ -1,0 +1,198 @@
+"""Responses API requests: their shape, their input items, and the harmony transcript of both.
+
+Input items are normalised (a string input is one user message) so a stored response can be
+continued with ``previous_response_id``: the stored items come first, the new ones after. A
+``reasoning`` item's ``reasoning_text`` becomes ``analysis`` (the session's CoT rule decides if
+a prompt keeps it); an assistant message with ``phase: commentary`` is a preamble, any other
+assistant message an answer; ``function_call`` and ``function_call_output`` items are the call
+and its result.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from harmony_chat.harmony.session import ResponseFormat
+from harmony_chat.server.errors import ApiError
+from harmony_chat.server.transcript import Transcript, parse_effort
+
+Item = dict[str, Any]
+
+
+class _Lenient(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+
+class ReasoningConfig(_Lenient):
+    """``reasoning``: the effort (``summary`` is accepted; there is no summariser, summaries stay empty)."""
+
+    effort: str | None = None
+    summary: str | None = None
+
+
+class FunctionTool(_Lenient):
+    """A tool on offer; only functions are supported."""
+
+    type: str
+    name: str | None = None
+    description: str | None = None
+    parameters: dict[str, Any] | None = None
+    strict: bool | None = None
+
+
+class TextFormat(_Lenient):
+    """``text.format``: text, any JSON object, or JSON of a schema."""
+
+    type: str = "text"
+    name: str = "response"
+    description: str | None = None
+    schema_: dict[str, Any] | None = Field(default=None, alias="schema")
+    strict: bool | None = None
+
+
+class TextConfig(_Lenient):
+    """``text``."""
+
+    format: TextFormat | None = None
+
+
+class ResponsesRequest(_Lenient):
+    """A ``POST /v1/responses`` body."""
+
+    model: str
+    input: str | list[Item] = ""
+    instructions: str | None = None
+    reasoning: ReasoningConfig | None = None
+    tools: list[FunctionTool] | None = None
+    tool_choice: str | dict[str, Any] | None = None
+    text: TextConfig | None = None
+    max_output_tokens: int | None = Field(default=None, ge=1)
+    temperature: float | None = Field(default=None, ge=0, le=2)
+    top_p: float | None = Field(default=None, gt=0, le=1)
+    stream: bool = False
+    store: bool = True
+    previous_response_id: str | None = None
+    metadata: dict[str, str] | None = None
+
+
+def _text(content: object, where: str) -> str:
+    if content is None or isinstance(content, str):
+        return content or ""
+    if not isinstance(content, list):
+        raise ApiError(400, f"{where}.content must be a string or a list of parts", param=where)
+    texts: list[str] = []
+    for part in content:
+        kind = part.get("type") if isinstance(part, dict) else None
+        if kind not in ("input_text", "output_text", "text", "reasoning_text") or not isinstance(part.get("text"), str):
+            raise ApiError(400, f"{where}: only text content is supported, not {kind!r}", param=where)
+        texts.append(part["text"])
+    return "".join(texts)
+
+
+def normalise_input(value: str | list[Item]) -> list[Item]:
+    """The request's input as canonical items (text only, one shape per kind).
+
+    Raises:
+        ApiError: 400 for an item the server does not understand.
+    """
+    if isinstance(value, str):
+        return [{"type": "message", "role": "user", "content": value}] if value else []
+    items: list[Item] = []
+    for index, item in enumerate(value):
+        where = f"input[{index}]"
+        kind = item.get("type", "message")
+        if kind == "message":
+            role = item.get("role")
+            if role not in ("user", "system", "developer", "assistant"):
+                raise ApiError(400, f"{where}.role must be user, system, developer or assistant", param=where)
+            canonical: Item = {"type": "message", "role": role, "content": _text(item.get("content"), where)}
+            if role == "assistant" and item.get("phase") == "commentary":
+                canonical["phase"] = "commentary"
+            items.append(canonical)
+        elif kind == "reasoning":
+            items.append({"type": "reasoning", "text": _text(item.get("content") or [], where)})
+        elif kind == "function_call":
+            if not isinstance(item.get("name"), str):
+                raise ApiError(400, f"{where}.name is required", param=where)
+            arguments = item.get("arguments") if isinstance(item.get("arguments"), str) else "{}"
+            items.append(
+                {
+                    "type": "function_call",
+                    "call_id": str(item.get("call_id", "")),
+                    "name": item["name"],
+                    "arguments": arguments,
+                }
+            )
+        elif kind == "function_call_output":
+            output = item.get("output")
+            text = output if isinstance(output, str) else _text(output, where)
+            items.append({"type": "function_call_output", "call_id": str(item.get("call_id", "")), "output": text})
+        else:
+            raise ApiError(400, f"{where}: items of type {kind!r} are not supported", param=where)
+    return items
+
+
+def output_as_input(output: list[Item]) -> list[Item]:
+    """A response's output items in canonical input form (for ``previous_response_id``)."""
+    items: list[Item] = []
+    for item in output:
+        if item["type"] == "reasoning":
+            items.append({"type": "reasoning", "text": "".join(part["text"] for part in item["content"])})
+        elif item["type"] == "message":
+            text = "".join(part["text"] for part in item["content"])
+            canonical: Item = {"type": "message", "role": "assistant", "content": text}
+            if item.get("phase") == "commentary":
+                canonical["phase"] = "commentary"
+            items.append(canonical)
+        elif item["type"] == "function_call":
+            items.append({key: item[key] for key in ("type", "call_id", "name", "arguments")})
+    return items
+
+
+def responses_transcript(request: ResponsesRequest, items: list[Item]) -> Transcript:
+    """The harmony transcript of a Responses request whose full input is ``items``.
+
+    Raises:
+        ApiError: 400 for non-function tools, an effort or a format the server does not know,
+            or nothing to answer.
+    """
+    effort = parse_effort(request.reasoning.effort if request.reasoning else None, "reasoning.effort")
+    transcript = Transcript(effort=effort)
+    if request.instructions:
+        transcript.instructions.append(request.instructions)
+    for index, tool in enumerate(request.tools or []):
+        if tool.type != "function" or not tool.name:
+            raise ApiError(400, f"tools[{index}]: only function tools are supported", param=f"tools[{index}]")
+        transcript.add_function(tool.name, tool.description, tool.parameters)
+    transcript.choose_tools(request.tool_choice)
+    transcript.response_format = _text_format(request.text)
+    for index, item in enumerate(items):
+        if item["type"] == "message":
+            if item["role"] in ("system", "developer"):
+                transcript.instructions.append(item["content"])
+            elif item["role"] == "user":
+                transcript.add_user(item["content"])
+            else:
+                transcript.add_assistant_text(item["content"], preamble=item.get("phase") == "commentary")
+        elif item["type"] == "reasoning":
+            transcript.add_reasoning(item["text"])
+        elif item["type"] == "function_call":
+            transcript.add_call(item["call_id"], item["name"], item["arguments"])
+        else:
+            transcript.add_tool_output(item["call_id"], item["output"], param=f"input[{index}]")
+    if not transcript.has_history():
+        raise ApiError(400, "input is empty", param="input")
+    return transcript
+
+
+def _text_format(text: TextConfig | None) -> ResponseFormat | None:
+    spec = text.format if text else None
+    if spec is None or spec.type == "text":
+        return None
+    if spec.type == "json_object":
+        return ResponseFormat("json_object", {"type": "object"}, "a JSON object")
+    if spec.type != "json_schema" or spec.schema_ is None:
+        raise ApiError(400, "text.format must be text, json_object, or json_schema with a schema", param="text.format")
+    return ResponseFormat(spec.name, spec.schema_, spec.description or "")

@@ -1,0 +1,185 @@
+"""A turn's events read as API output: items (reasoning, content, tool calls), text deltas, usage.
+
+Both APIs consume the same :class:`TurnReader`: each harmony message becomes one output item
+(a ``reasoning`` item, an assistant ``message`` or a ``function_call``), and the turn's end gives
+a finish reason and token usage with the reasoning tokens counted.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from dataclasses import dataclass, field
+
+from harmony_chat.harmony.events import ContentDelta, MessageFinished, MessageStarted, RawToken, StopReason, ToolCall
+from harmony_chat.harmony.turn import PromptReady, TurnEvent, TurnStats
+from harmony_chat.server.channels import Part, output_part
+
+
+def new_id(prefix: str, separator: str = "_") -> str:
+    """A fresh id such as ``call_3f9a...`` (OpenAI's completions use ``chatcmpl-...``)."""
+    return f"{prefix}{separator}{secrets.token_hex(12)}"
+
+
+@dataclass(slots=True)
+class Usage:
+    """Token counts of one turn."""
+
+    prompt_tokens: int = 0
+    cached_tokens: int = 0
+    completion_tokens: int = 0
+    reasoning_tokens: int = 0
+    """Generated tokens inside messages the app shows only in debug views (their content and closing token)."""
+
+    @property
+    def total_tokens(self) -> int:
+        """Prompt and completion together."""
+        return self.prompt_tokens + self.completion_tokens
+
+
+@dataclass(frozen=True, slots=True)
+class ItemStarted:
+    """An output item begins: reasoning or content (tool calls arrive whole, as :class:`CallMade`)."""
+
+    index: int
+    part: Part
+    phase: str
+    """``final`` for the answer, ``commentary`` for a preamble, ``analysis`` (or other) for reasoning."""
+
+
+@dataclass(frozen=True, slots=True)
+class TextAdded:
+    """More text of the current item."""
+
+    index: int
+    part: Part
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ItemDone:
+    """An item is complete (``truncated`` when the turn ended inside it)."""
+
+    index: int
+    part: Part
+    phase: str
+    text: str
+    truncated: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class CallMade:
+    """The model called a function; the client runs it."""
+
+    index: int
+    call_id: str
+    name: str
+    """The function's name without the ``functions.`` namespace."""
+    arguments: str
+
+
+OutputEvent = ItemStarted | TextAdded | ItemDone | CallMade
+
+
+@dataclass(slots=True)
+class _Open:
+    index: int
+    part: Part
+    phase: str
+    chunks: list[str] = field(default_factory=list)
+
+
+def function_name(recipient: str) -> str:
+    """The client's name for a tool call's recipient (``functions.x`` is ``x``)."""
+    return recipient.removeprefix("functions.")
+
+
+class TurnReader:
+    """Turns a turn's events into :data:`OutputEvent` objects and keeps the totals."""
+
+    def __init__(self) -> None:
+        self.usage = Usage()
+        self.items = 0
+        self.reasoning: list[str] = []
+        self.content: list[str] = []
+        """Each content item's text (preambles and the answer), in order."""
+        self.calls: list[CallMade] = []
+        self.malformed_calls = 0
+        """Calls whose arguments were unusable: not reported (the turn then ends with ``stop``)."""
+        self.reason: StopReason | None = None
+        self.error: str | None = None
+        self._open: _Open | None = None
+
+    def feed(self, event: TurnEvent) -> list[OutputEvent]:
+        """Read one event; return the output events it makes."""
+        out: list[OutputEvent] = []
+        if isinstance(event, PromptReady):
+            self.usage.prompt_tokens = len(event.prompt.tokens)
+        elif isinstance(event, RawToken):
+            if event.channel is not None and output_part(event.channel, event.recipient) is Part.REASONING:
+                self.usage.reasoning_tokens += 1
+        elif isinstance(event, MessageStarted):
+            self._close(out, truncated=False)
+            self._start(out, event.channel, event.recipient)
+        elif isinstance(event, ContentDelta):
+            self._delta(out, event)
+        elif isinstance(event, MessageFinished):
+            self._close(out, truncated=event.truncated)
+        elif isinstance(event, ToolCall):
+            self._call(out, event)
+        elif isinstance(event, TurnStats):
+            self._close(out, truncated=True)
+            self.reason = event.reason
+            self.error = event.error
+            self.usage.completion_tokens = event.stats.generated_tokens
+            self.usage.cached_tokens = event.stats.prompt_tokens_reused
+        return out
+
+    def _call(self, out: list[OutputEvent], event: ToolCall) -> None:
+        """Report a call the client can run: malformed ones are left out (the app never runs them either)."""
+        if not event.runnable:
+            self.malformed_calls += 1
+            return
+        arguments = event.arguments
+        if event.repaired and event.parsed_arguments is not None:
+            arguments = json.dumps(event.parsed_arguments, ensure_ascii=False)
+        call = CallMade(self.items, new_id("call"), function_name(event.name), arguments)
+        self.items += 1
+        self.calls.append(call)
+        out.append(call)
+
+    def _start(self, out: list[OutputEvent], channel: str | None, recipient: str | None) -> None:
+        part = output_part(channel, recipient)
+        if part is Part.TOOL_CALL:
+            return  # the call is reported whole, once it is complete
+        self._open = _Open(self.items, part, channel or "analysis")
+        self.items += 1
+        out.append(ItemStarted(self._open.index, part, self._open.phase))
+
+    def _delta(self, out: list[OutputEvent], event: ContentDelta) -> None:
+        part = output_part(event.channel, event.recipient)
+        if part is Part.TOOL_CALL or not event.text:
+            return
+        if self._open is None or self._open.part is not part:
+            self._close(out, truncated=False)
+            self._start(out, event.channel, event.recipient)
+        assert self._open is not None
+        self._open.chunks.append(event.text)
+        out.append(TextAdded(self._open.index, part, event.text))
+
+    def _close(self, out: list[OutputEvent], truncated: bool) -> None:
+        item, self._open = self._open, None
+        if item is None:
+            return
+        text = "".join(item.chunks)
+        (self.reasoning if item.part is Part.REASONING else self.content).append(text)
+        out.append(ItemDone(item.index, item.part, item.phase, text, truncated))
+
+    @property
+    def finish_reason(self) -> str:
+        """``tool_calls``, ``length`` or ``stop``."""
+        if self.calls and self.reason is StopReason.CALL:
+            return "tool_calls"
+        if self.reason is StopReason.LENGTH:
+            return "length"
+        return "stop"

@@ -1,0 +1,77 @@
+"""``harmony-chat serve``: the bind rule before anything loads, and ``serve --demo`` answering a real client."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from openai import OpenAI
+from openai_harmony import HarmonyEncoding
+
+from harmony_chat.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_a_non_loopback_host_without_a_key_is_refused_in_one_line(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("HARMONY_CHAT_SERVE_API_KEY", raising=False)
+    monkeypatch.setenv("HARMONY_CHAT_API_KEY", "a-remote-engines-key")  # not a key for this server
+    code = main(["serve", "--host", "0.0.0.0", "--replay", "/nonexistent.txt"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.startswith("error: --host 0.0.0.0 would let other machines use the model") and err.count("\n") == 1
+    assert "/nonexistent" not in err  # refused before the model is even looked for
+    monkeypatch.setenv("HARMONY_CHAT_SERVE_API_KEY", "the-servers-key")
+    code = main(["serve", "--host", "0.0.0.0", "--replay", "/nonexistent.txt"])
+    err = capsys.readouterr().err
+    assert code == 1 and "/nonexistent.txt" in err and "--host" not in err  # past the bind rule, to the model
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+@pytest.mark.llama
+def test_serve_demo_answers_an_openai_client(tmp_path: Path, encoding: HarmonyEncoding) -> None:
+    """``encoding`` puts the vocabulary in the (isolated) cache the server process reads it from."""
+    port = _free_port()
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "HARMONY_CHAT_CONFIG_DIR": str(tmp_path)}
+    command = [sys.executable, "-m", "harmony_chat", "serve", "--demo", "--port", str(port), "--temperature", "0"]
+    server = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            assert server.poll() is None, server.communicate()[1]
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert time.monotonic() < deadline, "serve --demo did not come up"
+            time.sleep(0.2)
+        client = OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="unused", max_retries=0, timeout=60)
+        (model,) = client.models.list().data
+        messages: Any = [{"role": "user", "content": "What is 2 + 2?"}]
+        answer = client.chat.completions.create(model=model.id, messages=messages)
+        assert answer.choices[0].message.content == "2 + 2 = 4."
+    finally:
+        server.send_signal(signal.SIGINT)
+        try:
+            _, err = server.communicate(timeout=20)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            _, err = server.communicate()
+    assert "serving pocket-gpt-oss at http://127.0.0.1:" in err and "Traceback" not in err
