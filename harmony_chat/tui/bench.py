@@ -80,7 +80,7 @@ class TuiBenchResult:
     tokens: int
     seconds: float
     tokens_per_s: float
-    """Full speed: answer tokens over the time from sending to the last batch rendered."""
+    """Full speed: answer tokens over the time from sending to the end of the answer painted."""
     paced_target_tokens_per_s: float
     paced_tokens_per_s: float
     """What the paced run delivered on screen (see :class:`PacedReplay`; the producer shares the GIL with the UI)."""
@@ -149,8 +149,9 @@ async def _stream(
         while not chat.turn_done_at:
             if probe_input and chat.generating:
                 latencies.append(await _key_latency(chat.prompt))
-            await asyncio.sleep(0.05)
-        elapsed = chat.turn_done_at - started
+            await asyncio.sleep(0.05 if probe_input else 0.01)
+        await pilot.pause()  # lay out and paint the end: blocks are drawn when laid out
+        elapsed = time.monotonic() - started
         answer_tokens = chat.query_one(AssistantTurn).answer_tokens
         return list(chat.batch_lags), answer_tokens, elapsed, latencies
 

@@ -211,9 +211,12 @@ class BlockPainter:
         """What a container draws of itself (its background) inside its content area, where no child covers it."""
         if not height:
             return []
-        gutter = widget.styles.gutter
-        box = self._box(widget, [], width + gutter.width, height + gutter.height)
-        return [line.crop(gutter.left, gutter.left + width) for line in box[gutter.top : gutter.top + height]]
+        key = ("fill", id(widget), width)
+        if (line := self._memo.get(key)) is None:
+            gutter = widget.styles.gutter
+            box = self._box(widget, [], width + gutter.width, 1 + gutter.height)
+            line = self._remember(key, [box[gutter.top].crop(gutter.left, gutter.left + width)])
+        return line * height
 
     def _inline(self, place: Place, token: Token | None) -> Content:
         if token is None:
@@ -403,6 +406,9 @@ class BlockPainter:
         heights: list[int],
     ) -> list[Strip]:
         """The grid's own drawing: its background and a keyline box around every cell."""
+        key = ("keylines", id(grid), width, height, tuple(spans), tuple(tops), tuple(heights))
+        if (known := self._memo.get(key)) is not None:
+            return known
         line_style, color = grid.styles.keyline
         color = grid.background_colors[0] + color
         rectangles = [
@@ -412,7 +418,7 @@ class BlockPainter:
         ]
         drawing = Canvas(width, height).render(rectangles, grid.rich_style)
         content = Visual.to_strips(grid, visualize(grid, drawing), width, height, grid.visual_style)
-        return self._box(grid, content, width, height)
+        return self._remember(key, self._box(grid, content, width, height))
 
 
 def _rules(widget: Widget) -> RulesMap:
