@@ -14,6 +14,8 @@ import pytest
 from rich.segment import Segment
 from textual.app import App, ComposeResult
 from textual.containers import VerticalScroll
+from textual.geometry import Offset
+from textual.selection import Selection
 from textual.strip import Strip
 from textual.widgets import Markdown
 from textual.widgets.markdown import MarkdownBlock, MarkdownFence
@@ -285,3 +287,20 @@ def test_paced_replay_keeps_to_its_schedule() -> None:
     elapsed = time.perf_counter() - started
     assert out == tokens
     assert elapsed >= (len(tokens) - 1) / 400.0 - PacedReplay.QUANTUM_S
+
+
+async def test_mouse_selection_in_finished_blocks_is_highlighted_and_copied() -> None:
+    app = SideBySide()
+    async with app.run_test(size=(72, 60)) as pilot:
+        answer = app.query_one(Answer)
+        await answer.write(SECTION.format(n=7))
+        await answer.finish()
+        await pilot.pause()
+        finished = answer.query_one(FinishedBlocks)
+        app.screen.selections = {finished: Selection.from_offsets(Offset(0, 0), Offset(5, 4))}
+        await pilot.pause()
+        assert app.screen.get_selected_text() == "Step 7\n\nSome bold text, inline code and a list:\n\n• fir"
+        highlighted = app.screen.get_component_rich_style("screen--selection").bgcolor
+        row = _drawn(app, answer)[6]  # under the heading's 2-line margin: "• first item", selected up to "• fir"
+        assert _text([row]).startswith(" • first item")
+        assert [cell[1] == str(highlighted) for cell in row[:8]] == [False] + [True] * 5 + [False] * 2

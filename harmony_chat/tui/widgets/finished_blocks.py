@@ -7,7 +7,9 @@ and again only when the width or the theme changes.
 
 from __future__ import annotations
 
+from rich.segment import Segment
 from textual.geometry import Size, Spacing
+from textual.selection import Selection
 from textual.strip import Strip
 from textual.widget import Widget
 from textual.widgets import Markdown
@@ -85,10 +87,26 @@ class FinishedBlocks(Widget):
         return len(self._lines)
 
     def render_line(self, y: int) -> Strip:
-        """One line of the drawn blocks."""
+        """One line of the drawn blocks (the part of a mouse selection on it highlighted)."""
         width = self.size.width
         self._ensure(width)
-        return self._lines[y] if y < len(self._lines) else Strip.blank(width)
+        line = self._lines[y] if y < len(self._lines) else Strip.blank(width)
+        selection = self.text_selection
+        span = selection.get_span(y) if selection is not None else None
+        if span is None:
+            return line
+        start, end = span
+        end = line.cell_length if end == -1 else min(end, line.cell_length)
+        if start >= end:
+            return line
+        style = self.screen.get_component_rich_style("screen--selection")
+        selected = Strip(Segment.apply_style(line.crop(start, end), post_style=style))
+        return Strip.join([line.crop(0, start), selected, line.crop(end)])
+
+    def get_selection(self, selection: Selection) -> tuple[str, str] | None:
+        """The text shown under a mouse selection, as drawn (bullets and table lines included)."""
+        text = "\n".join(line.text.rstrip() for line in self._lines)
+        return selection.extract(text), "\n"
 
     async def action_link(self, href: str) -> None:
         """A link was clicked: tell the answer, as a Markdown block would."""
