@@ -12,8 +12,8 @@ highlighting). Blocks this module does not know raise :class:`Unsupported` and s
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
 from typing import cast
 
 from markdown_it.token import Token
@@ -33,105 +33,7 @@ from textual.widgets import Markdown
 from textual.widgets.markdown import MarkdownBlock, MarkdownFence
 
 from harmony_chat.tui.block_styles import Place, StandIns
-
-
-class Unsupported(Exception):
-    """A block this renderer does not draw (it stays a Textual widget)."""
-
-
-@dataclass
-class Node:
-    """One block of an answer, as Textual's Markdown would make a widget of it."""
-
-    kind: str
-    """``p``, ``h1``…``h6``, ``hr``, ``ul``, ``ol``, ``li``, ``quote``, ``fence``, ``table``."""
-    inline: Token | None = None
-    children: list[Node] = field(default_factory=list)
-    bullet: str = ""
-    code: str = ""
-    lexer: str = ""
-    header: list[Token | None] = field(default_factory=list)
-    rows: list[list[Token | None]] = field(default_factory=list)
-
-
-_OPEN = {
-    "paragraph_open": "p",
-    "bullet_list_open": "ul",
-    "ordered_list_open": "ol",
-    "list_item_open": "li",
-    "blockquote_open": "quote",
-    "table_open": "table",
-}
-_TABLE_PARTS = ("thead_open", "tbody_open", "tr_open", "th_open", "td_open")
-
-
-def parse_blocks(tokens: Sequence[Token]) -> list[Node]:
-    """The top-level blocks of ``tokens`` (markdown-it), as Textual's ``Markdown._parse_markdown`` sees them."""
-    done: list[Node] = []
-    stack: list[Node] = []
-    cell: list[Token | None] | None = None
-    for token in tokens:
-        kind = token.type
-        if kind == "heading_open":
-            stack.append(Node(token.tag))
-        elif kind in _OPEN:
-            node = Node(_OPEN[kind])
-            if kind == "list_item_open":
-                node.bullet = token.info
-            stack.append(node)
-        elif kind in _TABLE_PARTS:
-            if not stack or stack[-1].kind != "table":
-                raise Unsupported(kind)
-            table = stack[-1]
-            if kind == "tr_open":
-                cell = None
-                if table.header:
-                    table.rows.append([])
-            elif kind in ("th_open", "td_open"):
-                cell = table.header if kind == "th_open" else table.rows[-1]
-                cell.append(None)
-        elif kind in ("thead_close", "tbody_close", "tr_close", "th_close", "td_close"):
-            cell = None if kind != "tr_close" else cell
-        elif kind.endswith("_close"):
-            node = stack.pop()
-            (stack[-1].children if stack else done).append(node)
-        elif kind == "inline":
-            if cell is not None:
-                cell[-1] = token
-            elif stack:
-                stack[-1].inline = token
-        elif kind in ("fence", "code_block"):
-            node = Node("fence", code=token.content.rstrip(), lexer=token.info)
-            (stack[-1].children if stack else done).append(node)
-        elif kind == "hr":
-            (stack[-1].children if stack else done).append(Node("hr"))
-        else:
-            raise Unsupported(kind)
-    for node in done:
-        if node.kind == "table" and node.rows and not node.rows[-1]:
-            node.rows.pop()
-    return done
-
-
-def places(node: Node, parent: Place = ()) -> Iterator[Place]:
-    """The stand-in places drawing ``node`` needs."""
-    if node.kind in ("ul", "ol"):
-        here = (*parent, node.kind)
-        yield from (here, (*here, "row"), (*here, "row", "bullet"), (*here, "row", "item"))
-        for item in node.children:
-            for child in item.children:
-                yield from places(child, (*here, "row", "item"))
-    elif node.kind == "quote":
-        yield (*parent, "quote")
-        for child in node.children:
-            yield from places(child, (*parent, "quote"))
-    elif node.kind == "fence":
-        yield from ((*parent, "fence"), (*parent, "fence", "code"))
-    elif node.kind == "table":
-        here = (*parent, "table")
-        yield from (here, (*here, "grid"), (*here, "grid", "th"), (*here, "grid", "td"))
-    else:
-        yield (*parent, node.kind)
+from harmony_chat.tui.block_tree import Node, Unsupported, bullets
 
 
 @dataclass
@@ -263,7 +165,7 @@ class BlockPainter:
                 raise Unsupported("a code line wider than the view (Textual lets it scroll sideways)")
         elif node.kind in ("ul", "ol"):
             here = (*parent, node.kind)
-            inner = width - self.stand_ins[here].styles.gutter.width - max(map(cell_len, _bullets(node)), default=0)
+            inner = width - self.stand_ins[here].styles.gutter.width - max(map(cell_len, bullets(node)), default=0)
             for item in node.children:
                 for child in item.children:
                     self.check(child, inner, (*here, "row", "item"))
@@ -293,7 +195,7 @@ class BlockPainter:
         row, bullet = self.stand_ins[(*here, "row")], self.stand_ins[(*here, "row", "bullet")]
         item_place = (*here, "row", "item")
         item = self.stand_ins[item_place]
-        symbols = _bullets(node)
+        symbols = bullets(node)
         inner = max(0, width - widget.styles.gutter.width)
         rows: list[Strip] = []
         for child, symbol in zip(node.children, symbols, strict=True):
@@ -339,8 +241,6 @@ class BlockPainter:
         table, grid = self.stand_ins[here], self.stand_ins[(*here, "grid")]
         head, cell = self.stand_ins[(*here, "grid", "th")], self.stand_ins[(*here, "grid", "td")]
         columns = len(node.header)
-        if not columns or any(len(row) != columns for row in node.rows):
-            raise Unsupported("a table with ragged rows")
         cells = [(head, self._inline((*here, "grid", "th"), token)) for token in node.header]
         cells += [(cell, self._inline((*here, "grid", "td"), token)) for row in node.rows for token in row]
         inner = max(0, width - table.styles.gutter.width)
@@ -446,29 +346,3 @@ def _indent(block: Drawn, width: int, fill: list[Strip]) -> list[Strip]:
 def _with_margins(body: Drawn, blank: list[Strip]) -> list[Strip]:
     """A stack's lines with its first top and last bottom margins as blank lines (inside a container)."""
     return blank * body.margin.top + body.lines + blank * body.margin.bottom
-
-
-def _bullets(node: Node) -> list[str]:
-    """The bullet of each item, as Textual's list widgets write them."""
-    if node.kind == "ol":
-        try:
-            start = int(node.children[0].bullet) if node.children else 1
-        except ValueError:
-            start = 1
-        size = max((len(f"{number}. ") for number in range(start, start + len(node.children))), default=0)
-        return [f"{number}. ".rjust(size + 1) for number in range(start, start + len(node.children))]
-    return [item.bullet for item in node.children]
-
-
-def assign_bullets(nodes: list[Node], depth: int = 0, bullets: Sequence[str] = Markdown.BULLETS) -> None:
-    """Give unordered items their bullet: Textual picks it by how deep the item sits in other unordered items."""
-    for node in nodes:
-        if node.kind == "ul":
-            for item in node.children:
-                item.bullet = bullets[depth % len(bullets)]
-                assign_bullets(item.children, depth + 1, bullets)
-        elif node.kind == "ol":
-            for item in node.children:
-                assign_bullets(item.children, depth, bullets)
-        else:
-            assign_bullets(node.children, depth, bullets)

@@ -1,11 +1,13 @@
-"""The final answer: streamed Markdown whose finished blocks are drawn once instead of staying widgets.
+"""The final answer: streamed Markdown drawn as lines, not kept as a tree of Markdown widgets.
 
-Textual's ``Markdown`` keeps a widget tree per block and its ``append`` re-parses only from the
-last top-level block on: every block before it can no longer change. :class:`Answer` draws those
-finished blocks once, as lines, in :class:`~harmony_chat.tui.widgets.finished_blocks.FinishedBlocks`
-and keeps live Markdown block widgets (fed by Textual's ``MarkdownStream``) only for the block being
-written. When the answer ends, that block is finished too. Blocks the line renderer does not know
-stay Textual widgets. What is drawn is the same either way (tests compare them cell by cell).
+Textual's ``Markdown`` keeps a widget tree per block, and its ``append`` re-parses only from the
+last top-level block on: every block before it can no longer change. :class:`Answer` takes the
+same stream (Textual's ``MarkdownStream`` calls its ``append``) and draws the finished blocks once,
+as lines, in :class:`~harmony_chat.tui.widgets.finished_blocks.FinishedBlocks`; the block being
+written is drawn the same way, again as it grows, in a second one; when the answer ends it is
+finished too. Blocks the line renderer does not know (and code wider than the view, which Textual
+lets scroll sideways) stay Textual's widgets. What is drawn is the same either way: tests compare
+the two cell by cell.
 """
 
 from __future__ import annotations
@@ -19,8 +21,9 @@ from textual.widget import Widget
 from textual.widgets import Markdown
 from textual.widgets.markdown import MarkdownBlock, MarkdownStream
 
-from harmony_chat.tui.block_render import BlockPainter, Node, Unsupported, assign_bullets, parse_blocks, places
+from harmony_chat.tui.block_render import BlockPainter
 from harmony_chat.tui.block_styles import StandIns
+from harmony_chat.tui.block_tree import Node, Unsupported, assign_bullets, parse_blocks, places
 from harmony_chat.tui.literal import visible
 from harmony_chat.tui.widgets.finished_blocks import FinishedBlocks
 

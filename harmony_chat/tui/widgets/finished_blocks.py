@@ -14,7 +14,8 @@ from textual.strip import Strip
 from textual.widget import Widget
 from textual.widgets import Markdown
 
-from harmony_chat.tui.block_render import BlockPainter, Drawn, Node
+from harmony_chat.tui.block_render import BlockPainter, Drawn
+from harmony_chat.tui.block_tree import Node
 
 
 class FinishedBlocks(Widget):
