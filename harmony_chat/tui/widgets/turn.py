@@ -28,7 +28,7 @@ from harmony_chat.harmony.events import (
 from harmony_chat.harmony.turn import TurnEvent, TurnStats
 from harmony_chat.harmony.visibility import Display, MessageKind, display_of, message_kind, rule_of
 from harmony_chat.tui.literal import literal
-from harmony_chat.tui.widgets.answer import Answer
+from harmony_chat.tui.widgets.answer import Answer as Answer  # re-exported: the answer view lives in answer.py
 
 if TYPE_CHECKING:
     from openai_harmony import Message
