@@ -165,15 +165,18 @@ def first_paint_seconds() -> float:
         "    async with app.run_test(size=(100, 30)) as pilot:\n        print('PAINTED', flush=True)\n"
         "asyncio.run(main())\n"
     )
-    started = time.perf_counter()
-    process = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
-    assert process.stdout is not None
-    for line in process.stdout:
-        if line.startswith("PAINTED"):
-            painted = time.perf_counter() - started
-            process.wait(timeout=60)
-            return painted
-    process.wait(timeout=60)
+    # Now and then the headless test harness ends without running its body (seen on main too, under
+    # heavy machine load): such a start measures nothing, so it is tried again, at most three times.
+    for _attempt in range(3):
+        started = time.perf_counter()
+        process = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+        assert process.stdout is not None
+        for line in process.stdout:
+            if line.startswith("PAINTED"):
+                painted = time.perf_counter() - started
+                process.wait(timeout=60)
+                return painted
+        process.wait(timeout=60)
     raise RuntimeError("the app did not paint")
 
 
