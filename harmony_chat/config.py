@@ -80,6 +80,12 @@ def _known_theme(name: str) -> str:
     raise ValueError(f"unknown theme {name!r} (themes: {shipped}, or one of Textual's built-in themes)")
 
 
+def _summarizer(value: str) -> str:
+    if value == "same" or value.startswith(("http://", "https://")):
+        return value
+    raise ValueError(f'must be "same" or the http(s) URL of a serving engine, not {value!r}')
+
+
 def _known_binding(binding: str) -> str:
     if binding not in BINDING_IDS:
         raise ValueError(f"unknown key binding id {binding!r} in [keymap] (ids: {', '.join(BINDING_IDS)})")
@@ -141,6 +147,22 @@ class UiSettings(_Section):
     """Start in debug mode (analysis and token inspector visible)."""
     cursor_blink: bool = True
     """Blink the prompt's cursor."""
+    reasoning: Literal["hidden", "summary", "raw"] = "hidden"
+    """What you see of the model's reasoning: ``hidden`` (a thinking line), ``summary`` (a short account
+    the model writes for you after it thinks; costs an extra generation per turn, see ``[reasoning]``), or
+    ``raw`` (the raw chain of thought, not reviewed for safety: for debugging)."""
+
+
+class ReasoningSettings(_Section):
+    """``[reasoning]``: how reasoning summaries are written (``[ui] reasoning = "summary"``)."""
+
+    summarizer: Annotated[str, AfterValidator(_summarizer)] = "same"
+    """``"same"``: the chat's own model writes the summaries, reusing its KV cache; or the URL of a serving
+    engine running gpt-oss (llama-server, vLLM, SGLang) that writes them instead."""
+    live: bool = False
+    """Also summarise long reasoning while it goes on, every ``live_every`` analysis tokens."""
+    live_every: int = Field(default=300, ge=32)
+    """Analysis tokens between two live summaries."""
 
 
 class HistorySettings(_Section):
@@ -193,6 +215,8 @@ class Settings(BaseSettings):
     """``[chat]``"""
     ui: UiSettings = Field(default_factory=UiSettings)
     """``[ui]``"""
+    reasoning: ReasoningSettings = Field(default_factory=ReasoningSettings)
+    """``[reasoning]``"""
     history: HistorySettings = Field(default_factory=HistorySettings)
     """``[history]``"""
     tools: ToolsSettings = Field(default_factory=ToolsSettings)

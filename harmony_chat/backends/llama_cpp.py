@@ -15,11 +15,15 @@ from collections.abc import Callable, Collection, Generator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from harmony_chat.backends.base import GenerationStats, ModelBackend, ModelInfo, SamplingParams
 from harmony_chat.errors import ModelError
 from harmony_chat.gguf.inspect import check_gguf_file
 
 GPT_OSS_ARCHITECTURE = "gpt-oss"
+FIRST_SPECIAL_ID = 199998
+"""Every id from here on is a special or reserved token (see ``harmony_chat.harmony.tokens``)."""
 SPECIAL_CHECK_IDS = [200006, 200008, 200012, 200002, 200005, 200007]
 SPECIAL_CHECK_TEXT = b"<|start|><|message|><|call|><|return|><|channel|><|end|>"
 TOKENIZER_SAMPLE = "Harmony check: the quick brown fox, 2 + 2 = 4; naïve café 東京 🙂"
@@ -64,6 +68,30 @@ def _counting_llama(llama_class: type) -> type:
             super().eval(tokens)
 
     return CountingLlama
+
+
+class JsonSpecialGuard:
+    """Keeps special tokens out of grammar-constrained JSON until the JSON is complete.
+
+    llama.cpp's grammar accepts a special token whose text fits a JSON string (``<|end|>`` inside
+    ``"…"``), which would end the message mid-value. This logits processor masks every special
+    token while the text generated so far is not yet a whole JSON value; once it is, the grammar
+    itself only lets end-of-generation tokens through.
+    """
+
+    def __init__(self, llm: Any, prompt_length: int) -> None:
+        self.llm = llm
+        self.prompt_length = prompt_length
+
+    def __call__(self, input_ids: Any, scores: Any) -> Any:
+        """Mask the special tokens unless the JSON generated so far is complete."""
+        generated = [int(token) for token in input_ids[self.prompt_length :]]
+        text = self.llm.detokenize(generated, special=False) if generated else b""
+        try:
+            json.loads(text)
+        except ValueError:
+            scores[FIRST_SPECIAL_ID:] = -np.inf
+        return scores
 
 
 class LlamaCppBackend(ModelBackend):
@@ -195,7 +223,9 @@ class LlamaCppBackend(ModelBackend):
             llm.set_seed(sampling.seed)
         stats = self.last_stats = GenerationStats(prompt_tokens=len(prompt))
         llm.evaluated = 0
-        processors = [self.logits_processor] if self.logits_processor is not None else None
+        processors = [self.logits_processor] if self.logits_processor is not None else []
+        if sampling.json_schema is not None:
+            processors.append(JsonSpecialGuard(llm, len(prompt)))
         stream = llm.generate(
             list(prompt),
             temp=sampling.temperature,
@@ -203,7 +233,7 @@ class LlamaCppBackend(ModelBackend):
             top_k=sampling.top_k,
             min_p=sampling.min_p,
             repeat_penalty=1.0,
-            logits_processor=processors,
+            logits_processor=processors or None,
             grammar=self._grammar(sampling.json_schema),
         )
         started = time.perf_counter()

@@ -6,13 +6,14 @@ import json
 import platform
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from harmony_chat.backends.llama_cpp import LlamaCppBackend
 from harmony_chat.bench.chat_bench import TurnFigures, harmony_chat_turns, template_turns
 from harmony_chat.bench.decoder_bench import DecoderResult, bench_decoder
 from harmony_chat.bench.grammar_bench import GrammarCost, grammar_cost
 from harmony_chat.bench.pipeline_bench import DecodeComparison, backend_encoding, compare_decode
+from harmony_chat.bench.summary_bench import PROMPT_TO_DECODE, TYPICAL_SUMMARY_TOKENS, SummaryCost, bench_summaries
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +44,7 @@ class BenchReport:
     template_chat: list[TurnFigures] | None
     """``create_chat_completion``'s turns, None when the model carries no chat template."""
     grammar: GrammarCost
+    summaries: SummaryCost
 
     def as_dict(self) -> dict[str, object]:
         """Return the report as plain data (``--json``)."""
@@ -64,6 +66,7 @@ class BenchReport:
             "grammar_free_ms_per_token": round(self.grammar.free_ms_per_token, 3),
             "grammar_constrained_ms_per_token": round(self.grammar.constrained_ms_per_token, 3),
             "grammar_extra_ms_per_token": round(self.grammar.extra_ms_per_token, 3),
+            "summary": self.summaries.as_dict(self.decode.prompt_tokens_per_s, self.decode.bare_tokens_per_s),
         }
 
 
@@ -90,10 +93,13 @@ def run_bench(settings: BenchSettings) -> BenchReport:
         chat = harmony_chat_turns(backend, backend_encoding(backend), settings.chat_tokens)
         template_chat = template_turns(backend, settings.chat_tokens)
         grammar = grammar_cost(backend, backend_encoding(backend), runs=settings.runs)
+        summaries = bench_summaries(backend, backend_encoding(backend), settings.chat_tokens)
     finally:
         backend.close()
     machine = f"{platform.machine()} {platform.processor() or platform.system()}".strip()
-    return BenchReport(settings, info.name, info.device, machine, decoder, decode, chat, template_chat, grammar)
+    return BenchReport(
+        settings, info.name, info.device, machine, decoder, decode, chat, template_chat, grammar, summaries
+    )
 
 
 def print_report(report: BenchReport, out: IO[str], as_json: bool) -> None:
@@ -161,3 +167,29 @@ def print_report(report: BenchReport, out: IO[str], as_json: bool) -> None:
     console.print("cc = llama-cpp-python's create_chat_completion with the model's chat template")
     if report.template_chat is None:
         console.print("The model carries no chat template, so create_chat_completion was not compared.")
+    _print_summary_cost(console, data["summary"])  # type: ignore[arg-type]
+
+
+def _print_summary_cost(console: Any, cost: dict[str, Any]) -> None:
+    """The reasoning summary's cost per turn: measured here, estimated from speeds, and for gpt-oss-20b."""
+    from rich.table import Table
+
+    table = Table(title="reasoning summaries (summary mode against hidden mode, same chat, greedy)")
+    table.add_column("measure")
+    table.add_column("value", justify="right")
+    table.add_column("note")
+    table.add_row("extra time per turn", f"{cost['extra_turn_s'] * 1000:.1f} ms", f"median of {cost['turns']} turns")
+    table.add_row("summary generation", f"{cost['summary_s'] * 1000:.1f} ms", "the turn waits this long")
+    table.add_row("prompt evaluated", f"{cost['request_tokens']} tokens", "the summary request only")
+    table.add_row("prompt reused", f"{cost['reused_tokens']} tokens", "conversation and analysis, from the KV cache")
+    shown = f"{cost['summaries'] - cost['failed']} of {cost['summaries']} summaries clean enough to show"
+    table.add_row("summary tokens", f"{cost['summary_tokens']}", shown)
+    table.add_row("estimate from this model's speeds", f"{cost['estimated_s'] * 1000:.1f} ms", "check of the formula")
+    for row in cost["gpt_oss_20b"]:
+        note = f"{row['summary_tokens']}-token summary, prompt at {PROMPT_TO_DECODE:g}x decode speed"
+        table.add_row(f"gpt-oss-20b at {row['decode_tokens_per_s']:g} tok/s", f"{row['extra_turn_s']:.2f} s", note)
+    console.print(table)
+    console.print(
+        f"Estimates: (request + 1) / prompt tok/s + summary tokens / decode tok/s; gpt-oss writes about "
+        f"{TYPICAL_SUMMARY_TOKENS} tokens for one to three sentences."
+    )

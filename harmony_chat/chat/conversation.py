@@ -23,11 +23,13 @@ from harmony_chat.harmony.events import StopReason, ToolCall
 from harmony_chat.harmony.turn import TurnOptions, TurnStats, prefill_next_turn, run_turn
 
 if TYPE_CHECKING:
+    from harmony_chat.chat.summary import ReasoningWatch, Summarizer
     from harmony_chat.chat.tool_calls import ToolRunner
     from harmony_chat.harmony.session import ChatSession
     from harmony_chat.history.link import ConversationLink
     from harmony_chat.history.recording import TurnRecorder
     from harmony_chat.history.store import HistoryStore, StoredConversation
+    from harmony_chat.tools.browser import PageRecord
 
 DEFAULT_MAX_STEPS = 8
 """Generation calls per turn at most (each tool result starts another)."""
@@ -50,6 +52,7 @@ class ChatConversation:
         sampling: sampling parameters of every generation call.
         max_steps: generation calls per turn at most.
         raw_tokens: emit a raw-token event per token (the debug inspector and ``--raw`` need them).
+        summarizer: writes reasoning summaries (summary mode); None: none are written.
     """
 
     def __init__(
@@ -63,6 +66,7 @@ class ChatConversation:
         sampling: SamplingParams | None = None,
         max_steps: int = DEFAULT_MAX_STEPS,
         raw_tokens: bool = True,
+        summarizer: Summarizer | None = None,
     ) -> None:
         self.session = session
         self.backend = backend
@@ -72,6 +76,8 @@ class ChatConversation:
         self.sampling = sampling or SamplingParams()
         self.max_steps = max(1, max_steps)
         self.raw_tokens = raw_tokens
+        self.summarizer = summarizer
+        """Writes a summary of each analysis for the user (set it to switch summary mode on; None: off)."""
         self.link: ConversationLink | None = None
         """The stored conversation this chat writes to (None until the first message, or with no store)."""
         self._calls = 0
@@ -102,6 +108,24 @@ class ChatConversation:
                 return "".join(getattr(part, "text", "") for part in message.content)
         return None
 
+    def citation_sources(self) -> dict[int, PageRecord]:
+        """Cursor → page for the citations ``【cursor†Lx-Ly】`` in answers (render them with ``find_citations``).
+
+        The browser pages in the history (a resumed conversation's, rebuilt from the shown lines),
+        then the live browser's, which win where cursors repeat.
+        """
+        from harmony_chat.tools.browser import sources_from_transcript
+
+        texts = [
+            "".join(getattr(part, "text", "") for part in message.content)
+            for message in self.session.history
+            if message.author.role.value == "tool" and (message.author.name or "").startswith("browser.")
+        ]
+        sources = sources_from_transcript(texts)
+        if self.tools is not None:
+            sources.update(self.tools.tools.citation_sources())
+        return sources
+
     # -- generating --------------------------------------------------------------------------
 
     def send(self, text: str, should_stop: Callable[[], bool] = _never) -> Iterator[ChatEvent]:
@@ -129,9 +153,10 @@ class ChatConversation:
             self.session.tool_namespaces = self.tools.tools.namespaces()
             self.session.builtin = sorted(self.session.tool_namespaces)
             options.tool_schemas = self.tools.tools.schemas()
+        watch = self.summarizer.watch(self.backend, self.sampling, should_stop) if self.summarizer else None
         for step in range(1, self.max_steps + 1):
             yield StepStarted(step)
-            call, stats = yield from self._generate(options, effort, should_stop)
+            call, stats = yield from self._generate(options, effort, should_stop, watch)
             if call is None or stats is None or stats.reason is not StopReason.CALL or self.tools is None:
                 return
             if should_stop():
@@ -154,9 +179,13 @@ class ChatConversation:
                 return
 
     def _generate(
-        self, options: TurnOptions, effort: Effort, should_stop: Callable[[], bool]
+        self,
+        options: TurnOptions,
+        effort: Effort,
+        should_stop: Callable[[], bool],
+        watch: ReasoningWatch | None = None,
     ) -> Generator[ChatEvent, None, tuple[ToolCall | None, TurnStats | None]]:
-        """One generation call, recorded as it streams; returns (the tool call, the stats)."""
+        """One generation call and its reasoning summaries, recorded as it streams; returns (the call, the stats)."""
         recorder: TurnRecorder | None = None
         if self.link is not None:
             try:
@@ -167,7 +196,8 @@ class ChatConversation:
         stats: TurnStats | None = None
         failed: str | None = None
         try:
-            for event in run_turn(self.session, self.backend, options, should_stop):
+            events = run_turn(self.session, watch.model if watch else self.backend, options, should_stop)
+            for event in watch.interleave(events) if watch else events:
                 if recorder is not None:
                     try:
                         recorder.on_event(event)
@@ -194,7 +224,15 @@ class ChatConversation:
         """Give the model the result of ``call`` (also when it was denied or failed) and save it."""
         self.session.add_tool_result(call.name, finished.result.text, call.channel)
         message = self.session.history[-1]
-        yield from self._history(lambda link: link.record_message(message))
+        result = finished.result
+        meta = {
+            "status": result.status,
+            "approval": finished.approval,
+            "server": finished.server,
+            "elapsed_s": round(result.elapsed_s, 3),
+            "truncated": result.truncated,
+        }
+        yield from self._history(lambda link: link.record_message(message, meta))
         yield finished
 
     # -- editing -----------------------------------------------------------------------------
@@ -266,9 +304,11 @@ class ChatConversation:
         return prefill_next_turn(self.session, self.backend)
 
     def close(self) -> None:
-        """Release the tools and the model."""
+        """Release the tools, a summary model of its own, and the model."""
         if self.tools is not None:
             self.tools.tools.close()
+        if self.summarizer is not None:
+            self.summarizer.close()
         self.backend.close()
 
     # -- history -----------------------------------------------------------------------------

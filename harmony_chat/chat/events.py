@@ -1,7 +1,7 @@
 """Events of the conversation core, on top of the turn's own (decoder events, prompt, stats).
 
 The UIs render these and nothing else: a tool call's review, its start and its result, the
-steps of a tool loop, and notices about the history.
+steps of a tool loop, reasoning summaries, and notices about the history.
 """
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from harmony_chat.backends.base import GenerationStats
 from harmony_chat.harmony.turn import TurnEvent
 
 if TYPE_CHECKING:
@@ -62,5 +63,53 @@ class Notice:
     severity: str = "warning"
 
 
-ChatEvent = TurnEvent | StepStarted | ToolStarted | ToolFinished | ToolLoopLimit | Notice
+@dataclass(frozen=True, slots=True)
+class SummaryStarted:
+    """The model starts summarising the reasoning so far; the turn waits for it (a UI may say so)."""
+
+    part: int
+    live: bool
+    analysis_tokens: int
+
+
+@dataclass(frozen=True, slots=True)
+class ReasoningSummary:
+    """A short account of the turn's reasoning, written by the model for the user: never the raw chain of thought.
+
+    It is written by a separate generation that never enters the conversation or a later prompt.
+    ``text`` is None when the summarizer failed (an error, nothing written, markup, cut off):
+    show nothing then, never raw text. The figures say what the summary cost, also on failure.
+    """
+
+    text: str | None
+    part: int
+    """The turn's first summary is 1, the next 2 (live ones, and one after each analysis)."""
+    live: bool
+    """Written while the reasoning went on; a later summary covers more of it."""
+    analysis_tokens: int
+    """Analysis tokens the summary covers."""
+    stats: GenerationStats
+    """The summary generation's figures (prompt evaluated and reused, tokens, time to first token)."""
+    seconds: float
+    """Wall time the summary took (the turn waited this long)."""
+    failure: str | None = None
+    """Why there is no text (None when there is)."""
+
+    def as_dict(self) -> dict[str, object]:
+        """The summary and its cost as flat data (an ``ask --json`` event, the history's figures)."""
+        return {
+            "type": "summary",
+            "text": self.text,
+            "part": self.part,
+            "live": self.live,
+            "analysis_tokens": self.analysis_tokens,
+            **self.stats.as_dict(),
+            "seconds": round(self.seconds, 6),
+            "error": self.failure,
+        }
+
+
+ChatEvent = (
+    TurnEvent | StepStarted | ToolStarted | ToolFinished | ToolLoopLimit | Notice | SummaryStarted | ReasoningSummary
+)
 """Everything the conversation core yields."""

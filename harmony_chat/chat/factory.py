@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
     from harmony_chat.chat.builtins import BuiltinTool
     from harmony_chat.chat.conversation import ChatConversation
+    from harmony_chat.chat.summary import Summarizer
     from harmony_chat.chat.tool_calls import ToolRunner
     from harmony_chat.history.store import HistoryStore
     from harmony_chat.tools.base import ToolProvider
@@ -99,8 +100,18 @@ class LoadedModel:
     path: Path | None
 
 
-def load_model(options: ChatOptions, progress: Callable[[str], None] = lambda step: None) -> LoadedModel:
+BackendFactory = Callable[[ChatOptions], tuple[ModelBackend, Path | None]]
+"""Builds (not loads) the backend the options name, with its GGUF path (tests pass their own)."""
+
+
+def load_model(
+    options: ChatOptions,
+    progress: Callable[[str], None] = lambda step: None,
+    factory: BackendFactory | None = None,
+) -> LoadedModel:
     """Create and load the backend and the harmony vocabulary (slow: a worker thread or a command).
+
+    ``factory`` builds the backend (default: :func:`create_backend`).
 
     Raises:
         HarmonyChatError: with one line saying what went wrong.
@@ -108,7 +119,7 @@ def load_model(options: ChatOptions, progress: Callable[[str], None] = lambda st
     from harmony_chat.harmony.vocab import load_encoding
 
     progress("finding the model" + (" (downloading from Hugging Face)" if options.hf_repo else ""))
-    backend, path = create_backend(options)
+    backend, path = (factory or create_backend)(options)
     progress("loading the harmony vocabulary")
     encoding = load_encoding(path)
     progress("loading weights and checking the tokenizer")
@@ -120,8 +131,19 @@ def load_model(options: ChatOptions, progress: Callable[[str], None] = lambda st
     return LoadedModel(backend, info, encoding, path)
 
 
+def demo_servers() -> dict[str, McpServerConfig]:
+    """The pocket model's demo tool: its ``get_weather``, served by a real MCP server (stdio)."""
+    import sys
+
+    from harmony_chat.tools.mcp_config import McpServerConfig
+
+    return {"weather": McpServerConfig(command=sys.executable, args=["-m", "harmony_chat.demo.weather_server"])}
+
+
 def mcp_servers(options: ChatOptions) -> dict[str, McpServerConfig]:
     """Every configured MCP server: the config file's tables, then the imported JSON files'.
+
+    The app's pocket demo (``demo_tools``) gets the demo weather server when nothing is configured.
 
     Raises:
         McpConfigError: when an imported file cannot be read.
@@ -136,6 +158,8 @@ def mcp_servers(options: ChatOptions) -> dict[str, McpServerConfig]:
         servers[name] = server
     for path in options.mcp_files:
         servers.update(load_mcp_json(path))
+    if options.demo_tools and options.uses_pocket and not servers:
+        servers = demo_servers()
     return servers
 
 
@@ -187,6 +211,23 @@ def tool_runner(options: ChatOptions, providers: list[ToolProvider], approver: A
     )
 
 
+def create_summarizer(options: ChatOptions, model: LoadedModel) -> Summarizer:
+    """The summarizer the options name: the chat's own model (``same``), or a serving engine at a URL.
+
+    A remote engine is only reached when the first summary is due (if it cannot be, no summary is
+    shown); it gets no API key but ``$HARMONY_CHAT_API_KEY``, never the chat model's ``api_key``.
+    """
+    from harmony_chat.chat.summary import Summarizer
+
+    live_every = options.live_every if options.live_summaries else 0
+    if options.summarizer == "same":
+        return Summarizer(model.encoding, live_every=live_every)
+    from harmony_chat.backends.remote import create_remote_backend
+
+    url = options.summarizer
+    return Summarizer(model.encoding, connect=lambda: create_remote_backend(url), live_every=live_every)
+
+
 def create_conversation(
     options: ChatOptions,
     model: LoadedModel,
@@ -220,4 +261,5 @@ def create_conversation(
         sampling=options.sampling,
         max_steps=options.max_steps,
         raw_tokens=raw_tokens,
+        summarizer=create_summarizer(options, model) if options.reasoning == "summary" else None,
     )

@@ -16,6 +16,7 @@ from harmony_chat.chat.approval import ApprovalMode
 from harmony_chat.harmony.effort import Effort
 
 if TYPE_CHECKING:
+    from harmony_chat.chat.summary import ReasoningMode
     from harmony_chat.config import Settings
     from harmony_chat.tools.mcp_config import McpServerConfig
 
@@ -68,8 +69,17 @@ class ChatOptions:
     browser_provider: str = "searxng"
     browser_url: str | None = None
     browser_allow_private: bool = False
+    demo_tools: bool = False
+    """Give the pocket model its demo tool (the weather MCP server) when no MCP server is configured."""
     config_path: Path | None = None
     """The config file (where "always, saved" approvals are written)."""
+    reasoning: ReasoningMode = "hidden"
+    """What the user sees of the reasoning; ``summary`` has the model write a summary of each analysis."""
+    summarizer: str = "same"
+    """Who writes the summaries: ``same`` (the chat's model) or a serving engine's URL."""
+    live_summaries: bool = False
+    live_every: int = 300
+    """Analysis tokens between live summaries (with ``live_summaries``)."""
 
     @property
     def uses_pocket(self) -> bool:
@@ -84,7 +94,7 @@ class ChatOptions:
     @property
     def has_tools(self) -> bool:
         """Whether any tool is configured (MCP servers or built-ins)."""
-        return bool(self.mcp_servers or self.mcp_files or self.builtin)
+        return bool(self.mcp_servers or self.mcp_files or self.builtin or (self.demo_tools and self.uses_pocket))
 
     def choose_model(self, *, path: Path | None = None, demo: bool = False, replay_demo: bool = False) -> None:
         """Switch to another model source (the app's model switch): exactly one source stays set."""
@@ -127,6 +137,10 @@ class ChatOptions:
             browser_url=tools.browser.url,
             browser_allow_private=tools.browser.allow_private,
             config_path=settings.path,
+            reasoning=settings.ui.reasoning,
+            summarizer=settings.reasoning.summarizer,
+            live_summaries=settings.reasoning.live,
+            live_every=settings.reasoning.live_every,
         )
         given = {key: value for key, value in overrides.items() if value is not None and value is not False}
         if any(key in given for key in MODEL_SOURCES):

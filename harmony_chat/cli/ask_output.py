@@ -4,7 +4,10 @@ stdout carries the answer only (or raw tokens with ``--raw``, or JSON Lines with
 preambles, tool calls and results and notices go to stderr. What counts as an answer, a preamble
 or hidden reasoning is decided by :mod:`~harmony_chat.harmony.visibility`: hidden text (analysis,
 text without a header, unknown channels) is never printed, not even inside ``--json`` events,
-unless ``--show-reasoning`` asks for it (labelled, on stderr).
+unless ``--reasoning raw`` (``--show-reasoning``) asks for it (labelled, on stderr). In summary
+mode the model's summary of it goes to stderr as ``[summary] …`` (nothing when it failed), and to
+``--json`` as a ``summary`` event with what it cost. Citations of the browser's pages in the answer
+are shown as ``[1]`` with the sources after the answer (see :mod:`.ask_citations`).
 """
 
 from __future__ import annotations
@@ -13,7 +16,17 @@ import json
 from dataclasses import dataclass
 from typing import IO
 
-from harmony_chat.chat.events import ChatEvent, Notice, StepStarted, ToolFinished, ToolLoopLimit, ToolStarted
+from harmony_chat.chat.events import (
+    ChatEvent,
+    Notice,
+    ReasoningSummary,
+    StepStarted,
+    SummaryStarted,
+    ToolFinished,
+    ToolLoopLimit,
+    ToolStarted,
+)
+from harmony_chat.cli.ask_citations import CitedAnswer, SourcesGetter, citations_payload
 from harmony_chat.harmony.events import (
     ContentDelta,
     MessageFinished,
@@ -27,7 +40,7 @@ from harmony_chat.harmony.events import (
 from harmony_chat.harmony.header import plain_content_type
 from harmony_chat.harmony.session import ChatSession
 from harmony_chat.harmony.turn import PromptReady, TurnEvent, TurnStats
-from harmony_chat.harmony.visibility import Display, display_of
+from harmony_chat.harmony.visibility import Display, MessageKind, display_of, kind_of, message_kind
 
 
 @dataclass(slots=True)
@@ -36,6 +49,7 @@ class OutputMode:
 
     show_prompt: bool = False
     show_reasoning: bool = False
+    """Print the raw chain of thought (raw mode)."""
     raw: bool = False
     json: bool = False
     max_tokens: int = 4096
@@ -45,17 +59,32 @@ class OutputMode:
 
 
 class AskPrinter:
-    """Writes turn events to stdout and stderr in the mode ``ask`` was given."""
+    """Writes turn events to stdout and stderr in the mode ``ask`` was given.
 
-    def __init__(self, request: OutputMode, out: IO[str], err: IO[str], session: ChatSession) -> None:
+    ``sources`` gives the pages the answer's citations can name (the conversation's
+    ``citation_sources``); without it every citation is unresolved and left out.
+    """
+
+    def __init__(
+        self,
+        request: OutputMode,
+        out: IO[str],
+        err: IO[str],
+        session: ChatSession,
+        sources: SourcesGetter | None = None,
+    ) -> None:
         self.request = request
         self.out = out
         self.err = err
         self.session = session
+        self.sources: SourcesGetter = sources or dict
+        self._answer: CitedAnswer | None = None
         self._wrote_final = ""
         self._stderr_open = False
         self.no_answer = False
         """True once the turn ended without an answer (a NoAnswer event)."""
+        self.summaries: list[ReasoningSummary] = []
+        """The step's reasoning summaries (their cost goes into its ``--json`` stats line)."""
 
     def _note(self, text: str) -> None:
         self._end_stderr_line()
@@ -79,6 +108,8 @@ class AskPrinter:
         """Print one event."""
         if isinstance(event, StepStarted | ToolStarted | ToolFinished | ToolLoopLimit | Notice):
             self._loop_event(event)
+        elif isinstance(event, ReasoningSummary | SummaryStarted):
+            self._summary(event)
         elif isinstance(event, PromptReady):
             if self.request.show_prompt:
                 self._note("[prompt] " + self.session.encoding.decode(event.prompt.tokens))
@@ -99,18 +130,19 @@ class AskPrinter:
                 self.out.flush()
         elif isinstance(event, ContentDelta):
             if display_of(event.channel, event.recipient) is Display.ANSWER:
-                self.out.write(event.text)
-                self.out.flush()
-                self._wrote_final = event.text
+                self._write_answer(self._answer.feed(event.text) if self._answer else event.text)
             elif self._stderr_label(event.channel, event.recipient) is not None:
                 self.err.write(event.text)
                 self.err.flush()
         elif isinstance(event, MessageStarted):
+            if kind_of(event.channel, event.recipient, event.content_type) is MessageKind.FINAL:
+                self._answer = CitedAnswer(self.sources)  # a constrained (JSON) answer is left as it is
             if (label := self._stderr_label(event.channel, event.recipient)) is not None:
                 self._end_stderr_line()
                 self.err.write(label)
                 self._stderr_open = True
         elif isinstance(event, MessageFinished):
+            self._end_answer()
             self._end_stderr_line()
         elif isinstance(event, ToolCall):
             if event.runnable:
@@ -121,6 +153,22 @@ class AskPrinter:
             self._note(f"[recovered] {event.kind}: {event.detail}")
         elif isinstance(event, NoAnswer):
             self._no_answer(event)
+
+    def _write_answer(self, text: str) -> None:
+        if text:
+            self.out.write(text)
+            self.out.flush()
+            self._wrote_final = text
+
+    def _end_answer(self) -> None:
+        """Write the rest of a streamed answer and the sources its citations name."""
+        if self._answer is None:
+            return
+        rest, sources = self._answer.finish()
+        self._answer = None
+        self._write_answer(rest)
+        if sources:
+            self._write_answer(("" if self._wrote_final.endswith("\n") else "\n") + "\n" + "\n".join(sources) + "\n")
 
     def _loop_event(self, event: StepStarted | ToolStarted | ToolFinished | ToolLoopLimit | Notice) -> None:
         """Print an event of the tool loop (JSON, or a labelled line on stderr)."""
@@ -163,6 +211,34 @@ class AskPrinter:
             payload = {"type": "notice", "text": event.text, "severity": event.severity}
         print(json.dumps(payload, ensure_ascii=False), file=self.out, flush=True)
 
+    def _summary(self, event: ReasoningSummary | SummaryStarted) -> None:
+        """A summary goes to stderr as ``[summary] …`` (nothing when it failed), or out as JSON events."""
+        if isinstance(event, ReasoningSummary):
+            self.summaries.append(event)
+        if self.request.json:
+            if isinstance(event, ReasoningSummary):
+                payload = event.as_dict()
+            else:
+                payload = {"type": "summary_started", "part": event.part, "live": event.live}
+                payload["analysis_tokens"] = event.analysis_tokens
+            print(json.dumps(payload, ensure_ascii=False), file=self.out, flush=True)
+        elif isinstance(event, ReasoningSummary) and event.text is not None:
+            self._note(f"[summary] {event.text}")
+
+    def _summary_totals(self) -> dict[str, object]:
+        """What the step's summaries added (nothing without summaries); starts the next step's count."""
+        if not self.summaries:
+            return {}
+        figures = [summary.stats for summary in self.summaries]
+        totals: dict[str, object] = {
+            "summaries": len(self.summaries),
+            "summary_tokens": sum(stats.generated_tokens for stats in figures),
+            "summary_prompt_tokens_evaluated": sum(stats.prompt_tokens_evaluated for stats in figures),
+            "summary_s": round(sum(summary.seconds for summary in self.summaries), 6),
+        }
+        self.summaries = []
+        return totals
+
     def _no_answer(self, event: NoAnswer) -> None:
         self.no_answer = True
         self._note(f"[no answer] {event.detail}")
@@ -177,7 +253,7 @@ class AskPrinter:
             self._no_answer(event)
             payload = {"type": "no_answer", "detail": event.detail}
         elif isinstance(event, TurnStats):
-            payload = event.as_dict()
+            payload = event.as_dict() | self._summary_totals()
         elif isinstance(event, RawToken):
             payload = {
                 "type": "token",
@@ -228,9 +304,14 @@ class AskPrinter:
         else:
             return
         print(json.dumps(payload, ensure_ascii=False), file=self.out, flush=True)
+        if isinstance(event, MessageFinished) and message_kind(event.message) is MessageKind.FINAL:
+            cited = citations_payload(event.text, self.sources())
+            if cited is not None:
+                print(json.dumps(cited, ensure_ascii=False), file=self.out, flush=True)
 
     def _finish(self, event: TurnStats) -> None:
         if not self.request.json:
+            self._end_answer()
             if self.request.raw or (self._wrote_final and not self._wrote_final.endswith("\n")):
                 print(file=self.out, flush=True)
             self._end_stderr_line()

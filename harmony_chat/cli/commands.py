@@ -24,6 +24,7 @@ from harmony_chat.cli.options import (
     MaxTokensOpt,
     McpConfigOpt,
     ModelOpt,
+    ReasoningOpt,
     ReplayOpt,
     SeedOpt,
     ServedModelOpt,
@@ -33,6 +34,7 @@ from harmony_chat.cli.options import (
     UrlOpt,
     YesOpt,
     chat_options,
+    reasoning_mode,
 )
 from harmony_chat.cli.root import app
 
@@ -72,8 +74,9 @@ def ask(
     ] = None,
     show_prompt: Annotated[bool, typer.Option("--show-prompt", help="Print the rendered prompt on stderr.")] = False,
     show_reasoning: Annotated[
-        bool, typer.Option("--show-reasoning", help="Print the raw chain of thought on stderr, labelled.")
+        bool, typer.Option("--show-reasoning", help="Print the raw chain of thought on stderr (--reasoning raw).")
     ] = False,
+    reasoning: ReasoningOpt = None,
     raw: Annotated[
         bool, typer.Option("--raw", help="Print every generated token, special tokens spelled out.")
     ] = False,
@@ -109,8 +112,9 @@ def ask(
         max_steps=max_steps,
         mcp_files=mcp_config,
         builtin=tool,
+        reasoning=reasoning_mode(reasoning, show_reasoning),
     )
-    output = OutputMode(show_prompt=show_prompt, show_reasoning=show_reasoning, raw=raw, json=json_lines)
+    output = OutputMode(show_prompt=show_prompt, show_reasoning=options.reasoning == "raw", raw=raw, json=json_lines)
     request = AskRequest(
         prompt=prompt,
         options=options,

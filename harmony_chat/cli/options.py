@@ -12,6 +12,7 @@ from typing import Annotated
 import typer
 
 from harmony_chat.chat.options import ChatOptions
+from harmony_chat.chat.summary import REASONING_MODES
 
 
 def _effort(value: str | None) -> str | None:
@@ -44,6 +45,23 @@ def _engine(value: str | None) -> str | None:
     if value is not None and value not in ("llama-server", "vllm", "sglang"):
         raise typer.BadParameter(f"--engine takes llama-server, vllm or sglang, not {value!r}")
     return value
+
+
+def _reasoning(value: str | None) -> str | None:
+    if value is not None and value not in REASONING_MODES:
+        raise typer.BadParameter(f"--reasoning takes {', '.join(REASONING_MODES)}, not {value!r}")
+    return value
+
+
+def reasoning_mode(reasoning: str | None, show_reasoning: bool) -> str | None:
+    """``--reasoning`` with ``--show-reasoning`` as its raw alias (None: the config's mode holds).
+
+    Raises:
+        typer.BadParameter: when the two ask for different modes.
+    """
+    if show_reasoning and reasoning not in (None, "raw"):
+        raise typer.BadParameter(f"--show-reasoning is --reasoning raw; it does not go with --reasoning {reasoning}")
+    return "raw" if show_reasoning else reasoning
 
 
 ModelOpt = Annotated[Path | None, typer.Option("--model", "-m", help="A gpt-oss GGUF file.")]
@@ -85,6 +103,17 @@ McpConfigOpt = Annotated[
 ToolOpt = Annotated[
     list[str] | None,
     typer.Option("--tool", callback=_tool, help="Turn on a built-in tool: python or browser (repeatable)."),
+]
+
+
+ReasoningOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--reasoning",
+        callback=_reasoning,
+        help="What to show of the reasoning: hidden, summary (the model summarises it, an extra generation) "
+        "or raw (the raw chain of thought). Default: [ui] reasoning in the config (hidden).",
+    ),
 ]
 
 

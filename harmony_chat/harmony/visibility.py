@@ -5,7 +5,8 @@ re-sends messages asks this module (``ask``, the TUI, the history store and expo
 chain-of-thought rule). Raw chain of thought and everything that might be (headerless text,
 unknown channels) is shown only in debug views (``--show-reasoning``, ``--raw``, the TUI's debug
 mode), stored only when ``store_analysis`` is on, and dropped from prompts once its turn has an
-answer.
+answer. A reasoning summary is what summary mode shows instead: user-facing text the model wrote
+about its reasoning in a separate generation, stored and searchable, never sent to the model again.
 
 =================  ==========  =====================  ====================
 kind               user sees   history stores         next prompt keeps
@@ -20,7 +21,11 @@ headerless         debug only  with store_analysis    until the answer
 unknown channel    debug only  with store_analysis    until the answer
 user               user        always                 always
 system             debug only  always                 always
+summary            summary     always                 never
 =================  ==========  =====================  ====================
+
+The decoder never produces a summary (no channel is one): :func:`kind_of` cannot return it, so a
+model writing on a channel named ``summary`` stays hidden like any unknown channel.
 """
 
 from __future__ import annotations
@@ -52,6 +57,8 @@ class MessageKind(StrEnum):
     UNKNOWN_CHANNEL = "unknown channel"
     USER = "user"
     SYSTEM = "system"
+    SUMMARY = "summary"
+    """A reasoning summary (summary mode): written for the user by a separate generation."""
 
 
 class Display(StrEnum):
@@ -61,6 +68,8 @@ class Display(StrEnum):
     PREAMBLE = "preamble"
     TOOL = "tool"
     USER = "user"
+    SUMMARY = "summary"
+    """Above the answer, labelled as the model's account of its reasoning (summary mode only)."""
     DEBUG = "debug"
     """Only in debug views; never on stdout, in JSON text fields, copies or default exports."""
 
@@ -79,6 +88,8 @@ class PromptKeep(StrEnum):
     ALWAYS = "always"
     UNTIL_ANSWER = "until the answer"
     """Dropped from every prompt after its turn's final answer (or the next user message)."""
+    NEVER = "never"
+    """Never in a prompt (it is not part of the conversation)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,6 +115,7 @@ POLICY = MappingProxyType(
         MessageKind.UNKNOWN_CHANNEL: _HIDDEN,
         MessageKind.USER: Rule(Display.USER, Storage.ALWAYS, PromptKeep.ALWAYS),
         MessageKind.SYSTEM: Rule(Display.DEBUG, Storage.ALWAYS, PromptKeep.ALWAYS),
+        MessageKind.SUMMARY: Rule(Display.SUMMARY, Storage.ALWAYS, PromptKeep.NEVER),
     }
 )
 """The table: every :class:`MessageKind` has exactly one :class:`Rule`."""

@@ -79,6 +79,12 @@ MIGRATIONS: tuple[str, ...] = (
         WHERE role = 'user' OR (role = 'assistant' AND channel = 'final') ORDER BY id;
     PRAGMA application_id = {APPLICATION_ID};
     """,
+    # 3: reasoning summaries, user-facing text kept beside the messages (kind 'summary', never part of
+    # the conversation a session resumes) with their figures; older versions must not read them as messages.
+    """
+    ALTER TABLE messages ADD COLUMN kind TEXT NOT NULL DEFAULT 'message';
+    ALTER TABLE messages ADD COLUMN meta_json TEXT NOT NULL DEFAULT '{}';
+    """,
 )
 """Schema versions in order; ``PRAGMA user_version`` records how many have run."""
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from openai_harmony import HarmonyEncoding
 
@@ -14,6 +14,9 @@ from harmony_chat.harmony.session import ChatSession
 from harmony_chat.harmony.turn import TurnEvent, TurnStats
 from harmony_chat.harmony.visibility import Display, display_of
 from harmony_chat.history.store import HistoryStore, StoredConversation
+
+if TYPE_CHECKING:
+    from harmony_chat.chat.events import ReasoningSummary, SummaryStarted
 
 PARTIAL_EVERY_S = 1.0
 """How often a streaming answer is saved, so a killed process loses at most this much."""
@@ -70,9 +73,15 @@ class TurnRecorder:
         self._partial: list[str] = []
         self._saved_at = time.monotonic()
 
-    def on_event(self, event: TurnEvent) -> None:
-        """Store finished messages; save the streaming answer now and then."""
-        if isinstance(event, MessageFinished):
+    def on_event(self, event: TurnEvent | SummaryStarted | ReasoningSummary) -> None:
+        """Store finished messages and reasoning summaries; save the streaming answer now and then."""
+        from harmony_chat.chat.events import ReasoningSummary
+
+        if isinstance(event, ReasoningSummary):
+            if event.text is not None:  # a failed summary is not user-facing text: nothing to keep
+                figures = {key: value for key, value in event.as_dict().items() if key not in ("type", "text")}
+                self.store.add_summary(self.conversation, self.turn, event.text, figures)
+        elif isinstance(event, MessageFinished):
             self._partial = []
             if not (event.truncated and is_tool_recipient(event.message.recipient)):
                 self.store.add_message(self.conversation, event.message, self.turn)

@@ -1,8 +1,9 @@
 """Store and read conversations: harmony messages plus per-turn metadata, and full-text search.
 
 Every harmony message is kept as openai-harmony's JSON (exact round trips) beside its plain text.
-Analysis (raw chain of thought) is only stored when asked, and then flagged; search covers user
-messages and final answers only. This module (with ``db.py``'s schema) is the only code that speaks SQL.
+Analysis (raw chain of thought) is only stored when asked, and then flagged; reasoning summaries
+(user-facing text) are kept beside the messages; search covers user messages, final answers and
+summaries. This module (with ``db.py``'s schema) is the only code that speaks SQL.
 """
 
 from __future__ import annotations
@@ -55,6 +56,18 @@ class TurnRow:
     finished_at: float | None
 
 
+@dataclass(frozen=True, slots=True)
+class StoredSummary:
+    """A reasoning summary the model wrote for the user during a turn (never part of the conversation)."""
+
+    id: int
+    """Its place among the conversation's messages: it follows the message ids below it."""
+    turn: int | None
+    text: str
+    figures: dict[str, Any]
+    """Part, live, analysis tokens and the summary's cost (see ``ReasoningSummary.as_dict``)."""
+
+
 @dataclass(slots=True)
 class StoredConversation:
     """A conversation as stored: settings, messages (with their turn ids) and turns."""
@@ -68,7 +81,10 @@ class StoredConversation:
     message_turns: list[int | None] = field(default_factory=list)
     message_analysis: list[bool] = field(default_factory=list)
     message_ids: list[int] = field(default_factory=list)
+    message_meta: list[dict[str, Any]] = field(default_factory=list)
+    """What is known besides each message (a tool result's status and approval)."""
     turns: list[TurnRow] = field(default_factory=list)
+    summaries: list[StoredSummary] = field(default_factory=list)
 
     @property
     def functions(self) -> list[ToolDescription]:
@@ -107,8 +123,10 @@ class HistoryStore:
             )
             return int(cursor.lastrowid or 0)
 
-    def add_message(self, conversation: int, message: Message, turn: int | None = None) -> int | None:
-        """Store one message (skips analysis unless ``store_analysis``); return its id."""
+    def add_message(
+        self, conversation: int, message: Message, turn: int | None = None, meta: dict[str, Any] | None = None
+    ) -> int | None:
+        """Store one message (skips analysis unless ``store_analysis``) with ``meta`` beside it; return its id."""
         analysis = rule_of(message).storage is Storage.WITH_ANALYSIS
         if analysis and not self.store_analysis:
             return None
@@ -118,7 +136,7 @@ class HistoryStore:
         with transaction(self.path) as db:
             cursor = db.execute(
                 "INSERT INTO messages (conversation_id, turn_id, role, channel, recipient, is_analysis, text, "
-                "message_json, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "message_json, meta_json, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     conversation,
                     turn,
@@ -128,6 +146,7 @@ class HistoryStore:
                     int(analysis),
                     text,
                     message.to_json(),
+                    json.dumps(meta or {}),
                     now,
                 ),
             )
@@ -145,6 +164,22 @@ class HistoryStore:
                 db.execute("UPDATE turns SET partial_text = '' WHERE id = ?", (turn,))
             db.execute("UPDATE conversations SET updated_at = ? WHERE id = ?", (now, conversation))
             return message_id
+
+    def add_summary(self, conversation: int, turn: int | None, text: str, figures: dict[str, Any]) -> int:
+        """Store a reasoning summary (searchable); return its id. It never comes back as a message."""
+        now = time.time()
+        with transaction(self.path) as db:
+            cursor = db.execute(
+                "INSERT INTO messages (conversation_id, turn_id, role, kind, text, message_json, meta_json, "
+                "created_at) VALUES (?, ?, 'assistant', 'summary', ?, '{}', ?, ?)",
+                (conversation, turn, text, json.dumps(figures), now),
+            )
+            summary_id = int(cursor.lastrowid or 0)
+            db.execute(
+                "INSERT INTO search (text, conversation_id, message_id) VALUES (?, ?, ?)",
+                (fold(text), conversation, summary_id),
+            )
+            return summary_id
 
     def begin_turn(self, conversation: int, model: str, effort: str) -> int:
         """Record that an assistant turn started (status ``generating`` until it ends), owned by this process."""
@@ -224,8 +259,8 @@ class HistoryStore:
         """The newest conversations first."""
         with reading(self.path) as db:
             rows = db.execute(
-                "SELECT c.*, (SELECT COUNT(*) FROM messages m WHERE m.conversation_id = c.id) AS count "
-                "FROM conversations c ORDER BY updated_at DESC, id DESC LIMIT ?",
+                "SELECT c.*, (SELECT COUNT(*) FROM messages m WHERE m.conversation_id = c.id "
+                "AND m.kind = 'message') AS count FROM conversations c ORDER BY updated_at DESC, id DESC LIMIT ?",
                 (limit,),
             ).fetchall()
         return [
@@ -254,10 +289,15 @@ class HistoryStore:
                 row["id"], row["title"], row["model"], row["created_at"], json.loads(row["settings_json"])
             )
             for message in db.execute("SELECT * FROM messages WHERE conversation_id = ? ORDER BY id", (conversation,)):
+                if message["kind"] == "summary":
+                    figures = json.loads(message["meta_json"])
+                    stored.summaries.append(StoredSummary(message["id"], message["turn_id"], message["text"], figures))
+                    continue
                 stored.messages.append(Message.from_dict(json.loads(message["message_json"])))
                 stored.message_turns.append(message["turn_id"])
                 stored.message_analysis.append(bool(message["is_analysis"]))
                 stored.message_ids.append(int(message["id"]))
+                stored.message_meta.append(json.loads(message["meta_json"]))
             for turn in db.execute("SELECT * FROM turns WHERE conversation_id = ? ORDER BY id", (conversation,)):
                 stored.turns.append(
                     TurnRow(
@@ -275,7 +315,7 @@ class HistoryStore:
         return stored
 
     def search(self, query: str, limit: int = 50) -> list[SearchHit]:
-        """Search user messages and final answers for every word of ``query``, inside words too, in any script.
+        """Search user messages, answers and reasoning summaries for every word of ``query``, in any script.
 
         Each conversation appears once, with its best-matching message. Words of three characters or
         more use the trigram index; shorter ones (``東京``, ``ok``) are looked for in every indexed message.

@@ -20,8 +20,8 @@ from typing import Any
 
 from harmony_chat.backends.base import ModelBackend, SamplingParams
 from harmony_chat.backends.replay import ReplayBackend
+from harmony_chat.chat.options import ChatOptions
 from harmony_chat.config import Settings, UiSettings
-from harmony_chat.launch import LaunchOptions
 
 _SECTION = (
     "## Step {n}\n\nSome **bold** text, `inline code` and a list:\n\n- first item\n- second item\n- third item\n\n"
@@ -133,12 +133,12 @@ async def _stream(
 
     answer = long_answer(load_encoding(), tokens)
 
-    def factory(options: LaunchOptions) -> tuple[ModelBackend, Path | None]:
+    def factory(options: ChatOptions) -> tuple[ModelBackend, Path | None]:
         if rate is None:
             return ReplayBackend(turns=[answer], name="load test"), None
         return PacedReplay([answer], rate, "load test"), None
 
-    options = LaunchOptions(replay_demo=True, max_tokens=len(answer) + 16)
+    options = ChatOptions(replay_demo=True, max_tokens=len(answer) + 16)
     app = HarmonyChatApp(options, Settings(ui=UiSettings(cursor_blink=False)), backend_factory=factory)
     latencies: list[float] = []
     async with app.run_test(size=(120, 40)) as pilot:
@@ -159,9 +159,9 @@ async def _stream(
 def first_paint_seconds() -> float:
     """Seconds from starting a fresh ``python`` to the app's first painted frame (headless)."""
     code = (
-        "import asyncio\nfrom harmony_chat.launch import LaunchOptions\n"
+        "import asyncio\nfrom harmony_chat.chat.options import ChatOptions\n"
         "from harmony_chat.tui.app import HarmonyChatApp\n"
-        "async def main():\n    app = HarmonyChatApp(LaunchOptions())\n"
+        "async def main():\n    app = HarmonyChatApp(ChatOptions())\n"
         "    async with app.run_test(size=(100, 30)) as pilot:\n        print('PAINTED', flush=True)\n"
         "asyncio.run(main())\n"
     )

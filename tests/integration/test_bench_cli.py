@@ -52,6 +52,8 @@ def test_bench_reports_every_figure(capsys: pytest.CaptureFixture[str], tiny_ggu
     assert report["grammar_extra_ms_per_token"] == pytest.approx(
         report["grammar_constrained_ms_per_token"] - report["grammar_free_ms_per_token"], abs=0.002
     )
+    summary = report["summary"]
+    assert summary["turns"] == 5 and [row["decode_tokens_per_s"] for row in summary["gpt_oss_20b"]] == [10, 50, 200]
 
 
 @pytest.mark.llama
