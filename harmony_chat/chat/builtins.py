@@ -9,7 +9,7 @@ conversation gets fresh tool state (a new kernel and working folder, no open pag
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Protocol
 
 from harmony_chat.tools.base import ToolResult
@@ -17,6 +17,7 @@ from harmony_chat.tools.base import ToolResult
 if TYPE_CHECKING:
     from openai_harmony import ToolNamespaceConfig
 
+    from harmony_chat.tools.browser import PageRecord
     from harmony_chat.tools.python import PythonTool
 
 
@@ -44,6 +45,10 @@ class BuiltinTool(Protocol):
 
     def run(self, recipient: str, content: str, *, timeout_s: float, should_stop: Callable[[], bool]) -> ToolResult:
         """Run one call (blocking); never raises."""
+        ...
+
+    def citation_sources(self) -> Mapping[int, PageRecord]:
+        """The pages an answer's citations ``【cursor†Lx-Ly】`` can name, by cursor (empty: nothing to cite)."""
         ...
 
     def reset(self, conversation: str) -> None:
@@ -92,6 +97,10 @@ class PythonBuiltin:
         """Run the code in the conversation's kernel."""
         return self._instance().run(content, timeout_s=timeout_s, should_stop=should_stop)
 
+    def citation_sources(self) -> Mapping[int, PageRecord]:
+        """Nothing: python's output is not cited."""
+        return {}
+
     def reset(self, conversation: str) -> None:
         """Close this conversation's kernel; the next call starts one for ``conversation``."""
         self.close()
@@ -131,6 +140,10 @@ class BrowserBuiltin:
     def run(self, recipient: str, content: str, *, timeout_s: float, should_stop: Callable[[], bool]) -> ToolResult:
         """Run one browser call."""
         return self.tool.run(recipient, content, timeout_s=timeout_s, should_stop=should_stop)
+
+    def citation_sources(self) -> Mapping[int, PageRecord]:
+        """The pages, search results and find results under each cursor of this conversation."""
+        return self.tool.sources()
 
     def reset(self, conversation: str) -> None:
         """Forget pages, cursors and visits."""

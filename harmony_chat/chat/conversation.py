@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from harmony_chat.history.link import ConversationLink
     from harmony_chat.history.recording import TurnRecorder
     from harmony_chat.history.store import HistoryStore, StoredConversation
+    from harmony_chat.tools.browser import PageRecord
 
 DEFAULT_MAX_STEPS = 8
 """Generation calls per turn at most (each tool result starts another)."""
@@ -107,6 +108,24 @@ class ChatConversation:
             if is_answer(message):
                 return "".join(getattr(part, "text", "") for part in message.content)
         return None
+
+    def citation_sources(self) -> dict[int, PageRecord]:
+        """Cursor → page for the citations ``【cursor†Lx-Ly】`` in answers (render them with ``find_citations``).
+
+        The browser pages in the history (a resumed conversation's, rebuilt from the shown lines),
+        then the live browser's, which win where cursors repeat.
+        """
+        from harmony_chat.tools.browser import sources_from_transcript
+
+        texts = [
+            "".join(getattr(part, "text", "") for part in message.content)
+            for message in self.session.history
+            if message.author.role.value == "tool" and (message.author.name or "").startswith("browser.")
+        ]
+        sources = sources_from_transcript(texts)
+        if self.tools is not None:
+            sources.update(self.tools.tools.citation_sources())
+        return sources
 
     # -- generating --------------------------------------------------------------------------
 
@@ -208,7 +227,15 @@ class ChatConversation:
         """Give the model the result of ``call`` (also when it was denied or failed) and save it."""
         self.session.add_tool_result(call.name, finished.result.text, call.channel)
         message = self.session.history[-1]
-        yield from self._history(lambda link: link.record_message(message))
+        result = finished.result
+        meta = {
+            "status": result.status,
+            "approval": finished.approval,
+            "server": finished.server,
+            "elapsed_s": round(result.elapsed_s, 3),
+            "truncated": result.truncated,
+        }
+        yield from self._history(lambda link: link.record_message(message, meta))
         yield finished
 
     # -- editing -----------------------------------------------------------------------------

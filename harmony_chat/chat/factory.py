@@ -100,8 +100,18 @@ class LoadedModel:
     path: Path | None
 
 
-def load_model(options: ChatOptions, progress: Callable[[str], None] = lambda step: None) -> LoadedModel:
+BackendFactory = Callable[[ChatOptions], tuple[ModelBackend, Path | None]]
+"""Builds (not loads) the backend the options name, with its GGUF path (tests pass their own)."""
+
+
+def load_model(
+    options: ChatOptions,
+    progress: Callable[[str], None] = lambda step: None,
+    factory: BackendFactory | None = None,
+) -> LoadedModel:
     """Create and load the backend and the harmony vocabulary (slow: a worker thread or a command).
+
+    ``factory`` builds the backend (default: :func:`create_backend`).
 
     Raises:
         HarmonyChatError: with one line saying what went wrong.
@@ -109,7 +119,7 @@ def load_model(options: ChatOptions, progress: Callable[[str], None] = lambda st
     from harmony_chat.harmony.vocab import load_encoding
 
     progress("finding the model" + (" (downloading from Hugging Face)" if options.hf_repo else ""))
-    backend, path = create_backend(options)
+    backend, path = (factory or create_backend)(options)
     progress("loading the harmony vocabulary")
     encoding = load_encoding(path)
     progress("loading weights and checking the tokenizer")
@@ -121,8 +131,19 @@ def load_model(options: ChatOptions, progress: Callable[[str], None] = lambda st
     return LoadedModel(backend, info, encoding, path)
 
 
+def demo_servers() -> dict[str, McpServerConfig]:
+    """The pocket model's demo tool: its ``get_weather``, served by a real MCP server (stdio)."""
+    import sys
+
+    from harmony_chat.tools.mcp_config import McpServerConfig
+
+    return {"weather": McpServerConfig(command=sys.executable, args=["-m", "harmony_chat.demo.weather_server"])}
+
+
 def mcp_servers(options: ChatOptions) -> dict[str, McpServerConfig]:
     """Every configured MCP server: the config file's tables, then the imported JSON files'.
+
+    The app's pocket demo (``demo_tools``) gets the demo weather server when nothing is configured.
 
     Raises:
         McpConfigError: when an imported file cannot be read.
@@ -137,6 +158,8 @@ def mcp_servers(options: ChatOptions) -> dict[str, McpServerConfig]:
         servers[name] = server
     for path in options.mcp_files:
         servers.update(load_mcp_json(path))
+    if options.demo_tools and options.uses_pocket and not servers:
+        servers = demo_servers()
     return servers
 
 

@@ -69,6 +69,8 @@ class ChatOptions:
     browser_provider: str = "searxng"
     browser_url: str | None = None
     browser_allow_private: bool = False
+    demo_tools: bool = False
+    """Give the pocket model its demo tool (the weather MCP server) when no MCP server is configured."""
     config_path: Path | None = None
     """The config file (where "always, saved" approvals are written)."""
     reasoning: ReasoningMode = "hidden"
@@ -92,7 +94,7 @@ class ChatOptions:
     @property
     def has_tools(self) -> bool:
         """Whether any tool is configured (MCP servers or built-ins)."""
-        return bool(self.mcp_servers or self.mcp_files or self.builtin)
+        return bool(self.mcp_servers or self.mcp_files or self.builtin or (self.demo_tools and self.uses_pocket))
 
     def choose_model(self, *, path: Path | None = None, demo: bool = False, replay_demo: bool = False) -> None:
         """Switch to another model source (the app's model switch): exactly one source stays set."""

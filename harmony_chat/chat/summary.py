@@ -59,12 +59,15 @@ MIN_ROOM = 32
 """Fewer free tokens than this in the context: no summary is attempted."""
 
 
-def summary_prompt(encoding: HarmonyEncoding, context: Sequence[int], live: bool = False) -> list[int]:
+def summary_prompt(
+    encoding: HarmonyEncoding, context: Sequence[int], live: bool = False, request: str = SUMMARY_REQUEST
+) -> list[int]:
     """The prompt of a summary: the turn's tokens up to the analysis, closed, then the request.
 
     ``context`` is the turn's prompt and what it generated so far (ending inside or right after
     an analysis message). Every one of its tokens is kept, so a model that just generated them
-    only evaluates the close and the request.
+    only evaluates the close and the request. ``request`` asks for the summary after a finished
+    analysis (a live one always uses :data:`LIVE_SUMMARY_REQUEST`).
     """
     tokens = list(context)
     if tokens and tokens[-1] == tk.START:  # a header the decoder read past a missing <|end|>
@@ -72,8 +75,8 @@ def summary_prompt(encoding: HarmonyEncoding, context: Sequence[int], live: bool
     if tokens and tokens[-1] in tk.MESSAGE_STOPS:
         tokens.pop()
     tokens.append(tk.END)
-    request = LIVE_SUMMARY_REQUEST if live else SUMMARY_REQUEST
-    tokens += encoding.encode(f"<|start|>user<|message|>{request}<|end|><|start|>assistant", allowed_special="all")
+    text = LIVE_SUMMARY_REQUEST if live else request
+    tokens += encoding.encode(f"<|start|>user<|message|>{text}<|end|><|start|>assistant", allowed_special="all")
     tokens += encoding.encode(ANSWER_PREFILL, allowed_special="all")
     return tokens
 
@@ -98,6 +101,8 @@ class Summarizer:
             then; if it cannot be, no summary is written and it is not tried again).
         live_every: analysis tokens between live summaries (0: a summary only when an analysis ends).
         max_tokens: most tokens a summary may take.
+        request: what the summary of a finished analysis is asked to be (the pocket model is
+            trained on :data:`SUMMARY_REQUEST` only; ``serve`` asks for concise or detailed ones).
     """
 
     def __init__(
@@ -108,8 +113,10 @@ class Summarizer:
         connect: Callable[[], ModelBackend] | None = None,
         live_every: int = 0,
         max_tokens: int = SUMMARY_MAX_TOKENS,
+        request: str = SUMMARY_REQUEST,
     ) -> None:
         self.encoding = encoding
+        self.request = request
         self.backend = backend
         self.live_every = max(0, live_every)
         self.max_tokens = max_tokens
@@ -169,7 +176,7 @@ class Summarizer:
         try:
             writer = self._writer(model)
             before = writer.last_stats
-            prompt = summary_prompt(self.encoding, context, live)
+            prompt = summary_prompt(self.encoding, context, live, self.request)
             room = writer.info.context_size - len(prompt)
             if room < MIN_ROOM:
                 failure = "the context has no room for a summary"

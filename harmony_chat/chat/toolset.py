@@ -10,6 +10,7 @@ if TYPE_CHECKING:
 
     from harmony_chat.chat.builtins import BuiltinTool
     from harmony_chat.tools.base import ToolProvider, ToolSpec
+    from harmony_chat.tools.browser import PageRecord
 
 FUNCTIONS_PREFIX = "functions."
 
@@ -33,6 +34,13 @@ class ToolSet:
     def find_builtin(self, recipient: str) -> BuiltinTool | None:
         """The built-in tool a call to ``recipient`` is for, if any."""
         return next((tool for tool in self.builtins if tool.handles(recipient)), None)
+
+    def citation_sources(self) -> dict[int, PageRecord]:
+        """What the built-in tools' output can be cited by, cursor → page (the browser's pages)."""
+        sources: dict[int, PageRecord] = {}
+        for tool in self.builtins:
+            sources.update(tool.citation_sources())
+        return sources
 
     def new_conversation(self, conversation: str) -> None:
         """Give the built-in tools fresh state for another conversation."""

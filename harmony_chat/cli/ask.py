@@ -175,7 +175,7 @@ def run_ask(request: AskRequest, out: IO[str] | None = None, err: IO[str] | None
             conversation.tools = runner = tool_runner(options, providers, approver)
         output.tools = conversation.tools is not None
         output.max_tokens = options.max_tokens
-        printer = AskPrinter(output, out, err, session)
+        printer = AskPrinter(output, out, err, session, conversation.citation_sources)
         restore = _stop_on_interrupt(stop)
         try:
             if prompt is not None:

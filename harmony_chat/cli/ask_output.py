@@ -6,7 +6,8 @@ or hidden reasoning is decided by :mod:`~harmony_chat.harmony.visibility`: hidde
 text without a header, unknown channels) is never printed, not even inside ``--json`` events,
 unless ``--reasoning raw`` (``--show-reasoning``) asks for it (labelled, on stderr). In summary
 mode the model's summary of it goes to stderr as ``[summary] …`` (nothing when it failed), and to
-``--json`` as a ``summary`` event with what it cost.
+``--json`` as a ``summary`` event with what it cost. Citations of the browser's pages in the answer
+are shown as ``[1]`` with the sources after the answer (see :mod:`.ask_citations`).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from harmony_chat.chat.events import (
     ToolLoopLimit,
     ToolStarted,
 )
+from harmony_chat.cli.ask_citations import CitedAnswer, SourcesGetter, citations_payload
 from harmony_chat.harmony.events import (
     ContentDelta,
     MessageFinished,
@@ -38,7 +40,7 @@ from harmony_chat.harmony.events import (
 from harmony_chat.harmony.header import plain_content_type
 from harmony_chat.harmony.session import ChatSession
 from harmony_chat.harmony.turn import PromptReady, TurnEvent, TurnStats
-from harmony_chat.harmony.visibility import Display, display_of
+from harmony_chat.harmony.visibility import Display, MessageKind, display_of, kind_of, message_kind
 
 
 @dataclass(slots=True)
@@ -57,13 +59,26 @@ class OutputMode:
 
 
 class AskPrinter:
-    """Writes turn events to stdout and stderr in the mode ``ask`` was given."""
+    """Writes turn events to stdout and stderr in the mode ``ask`` was given.
 
-    def __init__(self, request: OutputMode, out: IO[str], err: IO[str], session: ChatSession) -> None:
+    ``sources`` gives the pages the answer's citations can name (the conversation's
+    ``citation_sources``); without it every citation is unresolved and left out.
+    """
+
+    def __init__(
+        self,
+        request: OutputMode,
+        out: IO[str],
+        err: IO[str],
+        session: ChatSession,
+        sources: SourcesGetter | None = None,
+    ) -> None:
         self.request = request
         self.out = out
         self.err = err
         self.session = session
+        self.sources: SourcesGetter = sources or dict
+        self._answer: CitedAnswer | None = None
         self._wrote_final = ""
         self._stderr_open = False
         self.no_answer = False
@@ -115,18 +130,19 @@ class AskPrinter:
                 self.out.flush()
         elif isinstance(event, ContentDelta):
             if display_of(event.channel, event.recipient) is Display.ANSWER:
-                self.out.write(event.text)
-                self.out.flush()
-                self._wrote_final = event.text
+                self._write_answer(self._answer.feed(event.text) if self._answer else event.text)
             elif self._stderr_label(event.channel, event.recipient) is not None:
                 self.err.write(event.text)
                 self.err.flush()
         elif isinstance(event, MessageStarted):
+            if kind_of(event.channel, event.recipient, event.content_type) is MessageKind.FINAL:
+                self._answer = CitedAnswer(self.sources)  # a constrained (JSON) answer is left as it is
             if (label := self._stderr_label(event.channel, event.recipient)) is not None:
                 self._end_stderr_line()
                 self.err.write(label)
                 self._stderr_open = True
         elif isinstance(event, MessageFinished):
+            self._end_answer()
             self._end_stderr_line()
         elif isinstance(event, ToolCall):
             if event.runnable:
@@ -137,6 +153,22 @@ class AskPrinter:
             self._note(f"[recovered] {event.kind}: {event.detail}")
         elif isinstance(event, NoAnswer):
             self._no_answer(event)
+
+    def _write_answer(self, text: str) -> None:
+        if text:
+            self.out.write(text)
+            self.out.flush()
+            self._wrote_final = text
+
+    def _end_answer(self) -> None:
+        """Write the rest of a streamed answer and the sources its citations name."""
+        if self._answer is None:
+            return
+        rest, sources = self._answer.finish()
+        self._answer = None
+        self._write_answer(rest)
+        if sources:
+            self._write_answer(("" if self._wrote_final.endswith("\n") else "\n") + "\n" + "\n".join(sources) + "\n")
 
     def _loop_event(self, event: StepStarted | ToolStarted | ToolFinished | ToolLoopLimit | Notice) -> None:
         """Print an event of the tool loop (JSON, or a labelled line on stderr)."""
@@ -272,9 +304,14 @@ class AskPrinter:
         else:
             return
         print(json.dumps(payload, ensure_ascii=False), file=self.out, flush=True)
+        if isinstance(event, MessageFinished) and message_kind(event.message) is MessageKind.FINAL:
+            cited = citations_payload(event.text, self.sources())
+            if cited is not None:
+                print(json.dumps(cited, ensure_ascii=False), file=self.out, flush=True)
 
     def _finish(self, event: TurnStats) -> None:
         if not self.request.json:
+            self._end_answer()
             if self.request.raw or (self._wrote_final and not self._wrote_final.endswith("\n")):
                 print(file=self.out, flush=True)
             self._end_stderr_line()

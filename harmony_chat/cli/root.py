@@ -161,6 +161,7 @@ def root(
     )
     if options.replay_demo:
         options.replay_delay = 0.02  # replays look like a live model in the app
+    options.demo_tools = True  # the pocket model shows the tool loop with its weather tool
     history, history_off = app_history(history_db, settings, no_history, resume is not None or continue_latest)
     chosen: int | str | None = None
     if resume is not None and resume != "pick":
@@ -178,26 +179,9 @@ def root(
     _require_terminal()
     if history is not None:
         history.recover_interrupted()
-    from harmony_chat.launch import LaunchOptions
     from harmony_chat.tui.app import run_tui
 
-    launch = LaunchOptions(  # the app takes ChatOptions once it runs on the conversation core
-        model=options.model,
-        hf_repo=options.hf_repo,
-        hf_file=options.hf_file,
-        replay=options.replay,
-        demo=options.demo,
-        replay_demo=options.replay_demo,
-        effort=options.effort,
-        instructions=options.instructions,
-        context=options.context,
-        gpu_layers=options.gpu_layers,
-        threads=options.threads,
-        temperature=options.temperature,
-        max_tokens=options.max_tokens,
-        seed=options.seed,
-    )
-    run_tui(launch, settings, history, chosen, history_off)
+    run_tui(options, settings, history, chosen, history_off)
 
 
 app.add_typer(history_app, name="history")

@@ -1,9 +1,16 @@
-"""Export a stored conversation: Markdown, JSON (harmony Conversation plus metadata), raw harmony."""
+"""Export a stored conversation: Markdown, JSON (harmony Conversation plus metadata), raw harmony.
+
+In Markdown, the answers' citations of the browser's pages (``【3†L10-L15】``) become footnotes
+``[^1]`` with the page's title and URL, rebuilt from the browser's tool messages before each answer
+(numbered on through the document, so two answers never share a label). JSON and harmony
+exports keep the model's text as it was.
+"""
 
 from __future__ import annotations
 
 import datetime as dt
 import json
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from openai_harmony import Conversation, HarmonyEncoding, Message, RenderConversationConfig
@@ -34,15 +41,43 @@ def _exported(stored: StoredConversation, with_reasoning: bool) -> list[tuple[Me
     ]
 
 
+@dataclass
+class _Footnotes:
+    """Turns the answers' citations into footnotes, from the browser pages seen so far."""
+
+    views: list[str] = field(default_factory=list)
+    """The texts of the ``browser.*`` tool messages so far, in order."""
+    used: int = 0
+    """Footnote numbers given out so far."""
+
+    def saw(self, message: Message, text: str) -> None:
+        """Note a tool message (a browser view is a page citations can name)."""
+        if (message.author.name or "").startswith("browser."):
+            self.views.append(text)
+
+    def cite(self, text: str) -> str:
+        """``text`` with its citations as footnotes ``[^n]`` and their definitions after it."""
+        if "【" not in text:
+            return text
+        from harmony_chat.tools.browser import find_citations, sources_from_transcript
+        from harmony_chat.tools.browser import to_markdown as footnoted
+
+        found = find_citations(text, sources_from_transcript(self.views))
+        shifted = [item if item.number is None else replace(item, number=item.number + self.used) for item in found]
+        self.used = max([self.used, *(item.number for item in shifted if item.number is not None)])
+        return footnoted(text, shifted).rstrip()
+
+
 def _summary_lines(summary: StoredSummary) -> list[str]:
     quoted = [f"> {line}" for line in summary.text.splitlines()]
     return ["> **Reasoning summary (written by the model):**", ">", *quoted, ""]
 
 
 def to_markdown(stored: StoredConversation, with_reasoning: bool = False) -> str:
-    """Answers, preambles and reasoning summaries (and, when asked, labelled analysis) as Markdown."""
+    """Answers (citations as footnotes), preambles, reasoning summaries (and, asked, analysis) as Markdown."""
     when = dt.datetime.fromtimestamp(stored.created_at).strftime("%Y-%m-%d %H:%M")
     lines = [f"# {stored.title or 'Conversation'}", "", f"*{when} · {stored.model}*", ""]
+    footnotes = _Footnotes()
     summaries = list(stored.summaries)
     ids = stored.message_ids if len(stored.message_ids) == len(stored.messages) else [0] * len(stored.messages)
     for message, message_id in zip(stored.messages, ids, strict=True):
@@ -54,11 +89,12 @@ def to_markdown(stored: StoredConversation, with_reasoning: bool = False) -> str
         if kind is MessageKind.USER:
             lines += ["## You", "", text, ""]
         elif kind is MessageKind.TOOL_RESULT:
+            footnotes.saw(message, text)
             lines += [f"**Tool result from {message.author.name}:**", "", "```", text, "```", ""]
         elif kind is MessageKind.TOOL_CALL:
             lines += [f"**Tool call → {message.recipient}:**", "", "```", text, "```", ""]
         elif POLICY[kind].display is Display.ANSWER:
-            lines += ["## Assistant", "", text, ""]
+            lines += ["## Assistant", "", footnotes.cite(text) if kind is MessageKind.FINAL else text, ""]
         elif kind is MessageKind.PREAMBLE:
             lines += [f"*{text}*", ""]
         elif kind is not MessageKind.SYSTEM:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from openai_harmony import Message, Role
 
@@ -33,10 +34,10 @@ class ConversationLink:
         if message_id is not None:
             self.user_message_ids.append(message_id)
 
-    def record_message(self, message: Message) -> None:
-        """Store a message the conversation added between generations (a tool result)."""
+    def record_message(self, message: Message, meta: dict[str, Any] | None = None) -> None:
+        """Store a message the conversation added between generations (a tool result, with how it ended)."""
         if self.conversation is not None:
-            self.store.add_message(self.conversation, message)
+            self.store.add_message(self.conversation, message, meta=meta)
 
     def recorder(self, model: str, effort: str) -> TurnRecorder | None:
         """A recorder for the next assistant turn (None before any message)."""

@@ -81,6 +81,8 @@ class StoredConversation:
     message_turns: list[int | None] = field(default_factory=list)
     message_analysis: list[bool] = field(default_factory=list)
     message_ids: list[int] = field(default_factory=list)
+    message_meta: list[dict[str, Any]] = field(default_factory=list)
+    """What is known besides each message (a tool result's status and approval)."""
     turns: list[TurnRow] = field(default_factory=list)
     summaries: list[StoredSummary] = field(default_factory=list)
 
@@ -121,8 +123,10 @@ class HistoryStore:
             )
             return int(cursor.lastrowid or 0)
 
-    def add_message(self, conversation: int, message: Message, turn: int | None = None) -> int | None:
-        """Store one message (skips analysis unless ``store_analysis``); return its id."""
+    def add_message(
+        self, conversation: int, message: Message, turn: int | None = None, meta: dict[str, Any] | None = None
+    ) -> int | None:
+        """Store one message (skips analysis unless ``store_analysis``) with ``meta`` beside it; return its id."""
         analysis = rule_of(message).storage is Storage.WITH_ANALYSIS
         if analysis and not self.store_analysis:
             return None
@@ -132,7 +136,7 @@ class HistoryStore:
         with transaction(self.path) as db:
             cursor = db.execute(
                 "INSERT INTO messages (conversation_id, turn_id, role, channel, recipient, is_analysis, text, "
-                "message_json, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "message_json, meta_json, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     conversation,
                     turn,
@@ -142,6 +146,7 @@ class HistoryStore:
                     int(analysis),
                     text,
                     message.to_json(),
+                    json.dumps(meta or {}),
                     now,
                 ),
             )
@@ -292,6 +297,7 @@ class HistoryStore:
                 stored.message_turns.append(message["turn_id"])
                 stored.message_analysis.append(bool(message["is_analysis"]))
                 stored.message_ids.append(int(message["id"]))
+                stored.message_meta.append(json.loads(message["meta_json"]))
             for turn in db.execute("SELECT * FROM turns WHERE conversation_id = ? ORDER BY id", (conversation,)):
                 stored.turns.append(
                     TurnRow(

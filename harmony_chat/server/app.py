@@ -42,11 +42,14 @@ from harmony_chat.server.responses_request import (
     responses_transcript,
 )
 from harmony_chat.server.streaming import GatedResponse, chat_stream, collect, first_event, responses_stream
+from harmony_chat.server.summaries import parse_summary, summarizer_for
 from harmony_chat.server.transcript import ServedModel, Transcript, build_session, turn_options
 from harmony_chat.server.turn_output import TurnReader
 
 if TYPE_CHECKING:
-    from harmony_chat.harmony.turn import TurnEvent, TurnOptions
+    from harmony_chat.chat.summary import Summarizer
+    from harmony_chat.harmony.turn import TurnOptions
+    from harmony_chat.server.generation import ServedEvent
 
 log = logging.getLogger("harmony_chat.server")
 RequestModel = TypeVar("RequestModel", bound=BaseModel)
@@ -107,13 +110,14 @@ async def _generate(
     transcript: Transcript,
     options: TurnOptions,
     *,
-    stream: Callable[[TurnEvent, AsyncIterator[TurnEvent]], Response] | None,
-    consume: Callable[[TurnEvent], object],
+    stream: Callable[[ServedEvent, AsyncIterator[ServedEvent]], Response] | None,
+    consume: Callable[[ServedEvent], object],
+    summarizer: Summarizer | None = None,
 ) -> Response | None:
     """Wait for the model and run the turn: return the streaming response, or None once ``consume`` has all."""
     state = _state(request)
     release = await state.gate.acquire(request.is_disconnected)
-    run = TurnRun(build_session(transcript, state.served), state.served.backend, options)
+    run = TurnRun(build_session(transcript, state.served), state.served.backend, options, summarizer)
     try:
         if stream is not None:
             first, events = await first_event(run)
@@ -139,7 +143,13 @@ async def chat_completions(request: Request) -> Response:
         transcript, state.served, max_tokens=max_tokens, temperature=chat.temperature, top_p=chat.top_p, seed=chat.seed
     )
     include_usage = bool(chat.stream_options and chat.stream_options.include_usage)
-    formatter = ChatFormatter(state.served.name, exclude_reasoning=chat.exclude_reasoning, include_usage=include_usage)
+    summary = parse_summary(chat.reasoning.summary if chat.reasoning else None, "reasoning.summary")
+    formatter = ChatFormatter(
+        state.served.name,
+        exclude_reasoning=chat.exclude_reasoning,
+        include_usage=include_usage,
+        summaries=summary is not None,
+    )
     reader = TurnReader()
     streamed = await _generate(
         request,
@@ -147,6 +157,7 @@ async def chat_completions(request: Request) -> Response:
         options,
         stream=(lambda first, events: chat_stream(first, events, reader, formatter)) if chat.stream else None,
         consume=reader.feed,
+        summarizer=summarizer_for(summary, state.served.encoding),
     )
     if streamed is not None:
         return streamed
@@ -159,6 +170,7 @@ async def responses(request: Request) -> Response:
     """``POST /v1/responses``."""
     state = _state(request)
     body = await _body(request, ResponsesRequest)
+    summary = parse_summary(body.reasoning.summary_asked if body.reasoning else None, "reasoning.summary")
     items: list[dict[str, Any]] = []
     if body.previous_response_id:
         previous = state.store.get(body.previous_response_id)
@@ -185,6 +197,7 @@ async def responses(request: Request) -> Response:
         options,
         stream=(lambda first, events: responses_stream(first, events, reader, builder, store)) if body.stream else None,
         consume=lambda event: builder.events(reader.feed(event)),
+        summarizer=summarizer_for(summary, state.served.encoding),
     )
     if streamed is not None:
         return streamed
@@ -259,14 +272,26 @@ def run_server(
     api_key: str | None = None,
     limits: ServerLimits | None = None,
 ) -> None:
-    """Serve until interrupted (the ``serve`` command).
+    """Serve until interrupted (the ``serve`` command), listed in the registry of running servers meanwhile.
 
     Raises:
         UnsafeBind: when ``host`` is not loopback and there is no API key.
     """
     import uvicorn
 
+    from harmony_chat.server.listening import RegisteringServer
+
     check_bind(host, api_key)
     limits = limits or ServerLimits()
     limits.api_key = api_key
-    uvicorn.run(create_app(served, limits), host=host, port=port, log_level="info", timeout_graceful_shutdown=5)
+    app = create_app(served, limits)
+    config = uvicorn.Config(app, host=host, port=port, log_level="info", timeout_graceful_shutdown=5)
+    server = RegisteringServer(config, model=served.name, api_key=bool(api_key))
+    try:
+        server.run()
+    except KeyboardInterrupt:  # uvicorn re-raises the Ctrl+C it handled once it has shut down
+        pass
+    finally:
+        server.unregister()
+    if not server.started:
+        raise SystemExit(3)  # uvicorn's startup failure; it has logged why (the port is taken...)

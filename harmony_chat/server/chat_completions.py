@@ -3,6 +3,12 @@
 Reasoning travels as OpenRouter does it (the raw-CoT guide's rule): ``message.reasoning`` and
 ``delta.reasoning``, left out when the request says ``reasoning: {exclude: true}``. Preambles and
 the answer are ``content``; two content (or reasoning) messages of one turn are joined by a blank line.
+
+Reasoning summaries, when the request asks with ``reasoning: {summary: auto|concise|detailed}``,
+follow OpenRouter's convention too: ``reasoning_details`` entries of type ``reasoning.summary`` on
+the message, and on the delta that carries each summary (one delta per summary, sent whole once
+written; ``index`` tells the summaries apart). They come whatever ``exclude`` says: ``exclude``
+governs the raw chain of thought only.
 """
 
 from __future__ import annotations
@@ -11,21 +17,39 @@ import time
 from typing import Any
 
 from harmony_chat.server.channels import Part
-from harmony_chat.server.turn_output import CallMade, OutputEvent, TextAdded, TurnReader, Usage, new_id
+from harmony_chat.server.turn_output import (
+    CallMade,
+    OutputEvent,
+    SummaryWritten,
+    TextAdded,
+    TurnReader,
+    Usage,
+    new_id,
+)
 
 CONTENT_SEPARATOR = "\n\n"
 """Between a preamble and the next content message of the same turn (and between reasoning messages)."""
+SUMMARY_FORMAT = "unknown"
+"""``reasoning_details[].format``: OpenRouter's value for reasoning in no provider's own format."""
 
 
-def usage_object(usage: Usage) -> dict[str, Any]:
-    """``usage`` as Chat Completions reports it, reasoning tokens included."""
+def usage_object(usage: Usage, summaries: bool = False) -> dict[str, Any]:
+    """``usage`` as Chat Completions reports it, reasoning tokens (and, when asked for, summary tokens) included."""
+    details: dict[str, int] = {"reasoning_tokens": usage.reasoning_tokens}
+    if summaries:
+        details["summary_tokens"] = usage.summary_tokens
     return {
         "prompt_tokens": usage.prompt_tokens,
-        "completion_tokens": usage.completion_tokens,
+        "completion_tokens": usage.output_tokens,
         "total_tokens": usage.total_tokens,
         "prompt_tokens_details": {"cached_tokens": usage.cached_tokens},
-        "completion_tokens_details": {"reasoning_tokens": usage.reasoning_tokens},
+        "completion_tokens_details": details,
     }
+
+
+def summary_detail(summary: SummaryWritten) -> dict[str, Any]:
+    """A summary as a ``reasoning_details`` entry (OpenRouter's ``reasoning.summary`` type)."""
+    return {"type": "reasoning.summary", "summary": summary.text, "format": SUMMARY_FORMAT, "index": summary.ordinal}
 
 
 def tool_call_object(call: CallMade) -> dict[str, Any]:
@@ -38,14 +62,18 @@ class ChatFormatter:
 
     Args:
         model: the model name to report.
-        exclude_reasoning: leave the reasoning out.
+        exclude_reasoning: leave the raw reasoning out.
         include_usage: send a last chunk with the usage (``stream_options.include_usage``).
+        summaries: the request asked for reasoning summaries (``reasoning_details``).
     """
 
-    def __init__(self, model: str, *, exclude_reasoning: bool, include_usage: bool = False) -> None:
+    def __init__(
+        self, model: str, *, exclude_reasoning: bool, include_usage: bool = False, summaries: bool = False
+    ) -> None:
         self.model = model
         self.exclude_reasoning = exclude_reasoning
         self.include_usage = include_usage
+        self.summaries = summaries
         self.id = new_id("chatcmpl", "-")
         self.created = int(time.time())
         self._last_item: dict[Part, int] = {}
@@ -76,6 +104,9 @@ class ChatFormatter:
                 self._last_item[event.part] = event.index
                 separator = CONTENT_SEPARATOR if last is not None and last != event.index else ""
                 out.append(self._chunk({field: separator + event.text}))
+            elif isinstance(event, SummaryWritten):
+                if self.summaries:
+                    out.append(self._chunk({"reasoning_details": [summary_detail(event)]}))
             elif isinstance(event, CallMade):
                 call = {"index": self._calls, **tool_call_object(event)}
                 self._calls += 1
@@ -86,7 +117,7 @@ class ChatFormatter:
         """The chunk with the finish reason, then the usage chunk if asked for."""
         out = [self._chunk({}, reader.finish_reason)]
         if self.include_usage:
-            out.append({**self._chunk({}), "choices": [], "usage": usage_object(reader.usage)})
+            out.append({**self._chunk({}), "choices": [], "usage": usage_object(reader.usage, self.summaries)})
         return out
 
     def completion(self, reader: TurnReader) -> dict[str, Any]:
@@ -95,6 +126,8 @@ class ChatFormatter:
         message: dict[str, Any] = {"role": "assistant", "content": content or None}
         if not self.exclude_reasoning:
             message["reasoning"] = CONTENT_SEPARATOR.join(text for text in reader.reasoning if text) or None
+        if self.summaries:
+            message["reasoning_details"] = [summary_detail(summary) for summary in reader.summaries]
         if reader.calls:
             message["tool_calls"] = [tool_call_object(call) for call in reader.calls]
         return {
@@ -103,5 +136,5 @@ class ChatFormatter:
             "created": self.created,
             "model": self.model,
             "choices": [{"index": 0, "message": message, "finish_reason": reader.finish_reason, "logprobs": None}],
-            "usage": usage_object(reader.usage),
+            "usage": usage_object(reader.usage, self.summaries),
         }

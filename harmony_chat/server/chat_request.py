@@ -72,11 +72,12 @@ class ToolDef(_Lenient):
 
 
 class ReasoningOptions(_Lenient):
-    """OpenRouter's ``reasoning`` request object."""
+    """OpenRouter's ``reasoning`` request object (``summary``: ``auto``, ``concise`` or ``detailed``)."""
 
     effort: str | None = None
     exclude: bool = False
     enabled: bool | None = None
+    summary: str | None = None
 
 
 class JsonSchemaFormat(_Lenient):

@@ -3,7 +3,9 @@
 The model blocks, so :class:`TurnRun` runs :func:`run_turn` in a thread and hands its events to
 the request's coroutine through an ``asyncio.Queue``. Cancelling (the client went away) sets the
 flag the backend polls; :meth:`TurnRun.wait_ended` lets the caller hold the model until the
-thread has really stopped, so the next generation never overlaps it.
+thread has really stopped, so the next generation never overlaps it. When the request asks for
+reasoning summaries, the turn runs under a :class:`~harmony_chat.chat.summary.ReasoningWatch`:
+after each analysis message the model pauses the turn, writes the summary, and resumes.
 """
 
 from __future__ import annotations
@@ -13,13 +15,20 @@ import threading
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
+from harmony_chat.chat.events import ReasoningSummary, SummaryStarted
 from harmony_chat.errors import ContextOverflowError
 from harmony_chat.harmony.turn import TurnEvent, TurnOptions, run_turn
 from harmony_chat.server.errors import ApiError
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from harmony_chat.backends.base import ModelBackend
+    from harmony_chat.chat.summary import Summarizer
     from harmony_chat.harmony.session import ChatSession
+
+ServedEvent = TurnEvent | SummaryStarted | ReasoningSummary
+"""What a request's turn yields: the turn's events and, when asked for, its reasoning summaries."""
 
 
 class _Ended:
@@ -34,12 +43,16 @@ class TurnRun:
         session: the request's session (the turn is recorded in it).
         backend: the loaded model.
         options: sampling, effort, schemas.
+        summarizer: writes a summary after each analysis message (None: no summaries).
     """
 
-    def __init__(self, session: ChatSession, backend: ModelBackend, options: TurnOptions) -> None:
+    def __init__(
+        self, session: ChatSession, backend: ModelBackend, options: TurnOptions, summarizer: Summarizer | None = None
+    ) -> None:
         self.session = session
         self.backend = backend
         self.options = options
+        self.summarizer = summarizer
         self._stop = threading.Event()
         self._ended = asyncio.Event()
         self._thread: threading.Thread | None = None
@@ -53,7 +66,15 @@ class TurnRun:
         """Ask the backend to stop at its next token."""
         self._stop.set()
 
-    async def events(self) -> AsyncIterator[TurnEvent]:
+    def _turn(self) -> Iterator[ServedEvent]:
+        """The turn's events (run in the worker thread), with the summaries where they are due."""
+        stop = self._stop.is_set
+        if self.summarizer is None:
+            return run_turn(self.session, self.backend, self.options, stop)
+        watch = self.summarizer.watch(self.backend, self.options.sampling, stop)
+        return watch.interleave(run_turn(self.session, watch.model, self.options, stop))
+
+    async def events(self) -> AsyncIterator[ServedEvent]:
         """Start the turn and yield its events as they come.
 
         Raises:
@@ -61,9 +82,9 @@ class TurnRun:
                 before it starts.
         """
         loop = asyncio.get_running_loop()
-        queue: asyncio.Queue[TurnEvent | _Ended] = asyncio.Queue()
+        queue: asyncio.Queue[ServedEvent | _Ended] = asyncio.Queue()
 
-        def post(item: TurnEvent | _Ended) -> None:
+        def post(item: ServedEvent | _Ended) -> None:
             try:
                 loop.call_soon_threadsafe(queue.put_nowait, item)
             except RuntimeError:  # the loop is gone (server shutting down): nobody is listening
@@ -72,7 +93,7 @@ class TurnRun:
         def work() -> None:
             error: BaseException | None = None
             try:
-                for event in run_turn(self.session, self.backend, self.options, self._stop.is_set):
+                for event in self._turn():
                     post(event)
             except BaseException as failure:  # reported to the request, never raised in the thread
                 error = failure

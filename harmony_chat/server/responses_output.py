@@ -1,8 +1,12 @@
 """Responses API output: the response object, its output items, and the streamed events.
 
-Reasoning is a ``reasoning`` item whose ``content`` holds one ``reasoning_text`` part (its
-``summary`` stays empty: there is no summariser), streamed as ``response.reasoning_text.delta``
-and ``.done`` (the raw-CoT guide's extension). Preambles are assistant messages with ``phase:
+Reasoning is a ``reasoning`` item whose ``content`` holds one ``reasoning_text`` part, streamed
+as ``response.reasoning_text.delta`` and ``.done`` (the raw-CoT guide's extension). When the
+request asks for ``reasoning.summary``, the item's ``summary`` gets a ``summary_text`` part
+written by the model once the reasoning is done, streamed as OpenAI streams one:
+``response.reasoning_summary_part.added``, ``response.reasoning_summary_text.delta`` (the whole
+summary in one delta), ``.done``, ``response.reasoning_summary_part.done``; the item's
+``response.output_item.done`` waits for it. Preambles are assistant messages with ``phase:
 commentary``, the answer one with ``phase: final_answer``. Every event carries a
 ``sequence_number`` counting from 0.
 """
@@ -14,7 +18,16 @@ from typing import Any
 
 from harmony_chat.server.channels import Part
 from harmony_chat.server.responses_request import ResponsesRequest
-from harmony_chat.server.turn_output import CallMade, ItemDone, ItemStarted, OutputEvent, TextAdded, TurnReader, new_id
+from harmony_chat.server.turn_output import (
+    CallMade,
+    ItemDone,
+    ItemStarted,
+    OutputEvent,
+    SummaryWritten,
+    TextAdded,
+    TurnReader,
+    new_id,
+)
 
 Event = dict[str, Any]
 
@@ -25,8 +38,8 @@ def usage_object(reader: TurnReader) -> dict[str, Any]:
     return {
         "input_tokens": usage.prompt_tokens,
         "input_tokens_details": {"cached_tokens": usage.cached_tokens, "cache_write_tokens": 0},
-        "output_tokens": usage.completion_tokens,
-        "output_tokens_details": {"reasoning_tokens": usage.reasoning_tokens},
+        "output_tokens": usage.output_tokens,
+        "output_tokens_details": {"reasoning_tokens": usage.reasoning_tokens, "summary_tokens": usage.summary_tokens},
         "total_tokens": usage.total_tokens,
     }
 
@@ -51,8 +64,12 @@ class ResponseBuilder:
         self.id = new_id("resp")
         self.created_at = int(time.time())
         self.output: list[dict[str, Any]] = []
+        self.summary = request.reasoning.summary_asked if request.reasoning else None
+        """The summary the request asked for (None: none)."""
         self._ids: dict[int, str] = {}
         self._sequence = 0
+        self._held_done: Event | None = None
+        """A reasoning item's ``output_item.done``, held until its summary is written."""
 
     # -- the response object ---------------------------------------------------------------------
 
@@ -77,7 +94,7 @@ class ResponseBuilder:
             "model": self.model,
             "output": [dict(item) for item in self.output],
             "instructions": request.instructions,
-            "reasoning": {"effort": request.reasoning.effort if request.reasoning else None, "summary": None},
+            "reasoning": {"effort": request.reasoning.effort if request.reasoning else None, "summary": self.summary},
             "tools": [tool.model_dump(exclude_none=True) for tool in request.tools or []],
             "tool_choice": request.tool_choice or "auto",
             "parallel_tool_calls": False,
@@ -116,15 +133,19 @@ class ResponseBuilder:
         ]
 
     def end_events(self, reader: TurnReader) -> list[Event]:
-        """``response.completed``, ``response.incomplete`` or ``response.failed``."""
+        """``response.completed``, ``response.incomplete`` or ``response.failed`` (after a held item's done)."""
         status = self.status_of(reader)
         kind = {"completed": "response.completed", "incomplete": "response.incomplete"}.get(status, "response.failed")
-        return [self._event(kind, response=self.response(status, reader))]
+        return [*self._release(), self._event(kind, response=self.response(status, reader))]
 
     def events(self, out: list[OutputEvent]) -> list[Event]:
         """Record output events in :attr:`output` and return the stream events for them."""
         events: list[Event] = []
         for event in out:
+            if isinstance(event, SummaryWritten):
+                events.extend(self._summary(event))
+                continue
+            events.extend(self._release())
             if isinstance(event, ItemStarted):
                 events.extend(self._item_started(event))
             elif isinstance(event, TextAdded):
@@ -169,11 +190,38 @@ class ResponseBuilder:
         where = {"item_id": item_id, "output_index": event.index, "content_index": 0}
         kind = "response.reasoning_text.done" if event.part is Part.REASONING else "response.output_text.done"
         extra: dict[str, Any] = {} if event.part is Part.REASONING else {"logprobs": []}
-        return [
+        events = [
             self._event(kind, **where, text=event.text, **extra),
             self._event("response.content_part.done", **where, part=part),
-            self._event("response.output_item.done", output_index=event.index, item=dict(item)),
         ]
+        if self.summary and event.part is Part.REASONING:
+            self._held_done = {"output_index": event.index, "item": item}  # numbered when it is sent
+            return events
+        return [*events, self._event("response.output_item.done", output_index=event.index, item=dict(item))]
+
+    def _release(self) -> list[Event]:
+        """The held ``output_item.done`` (no summary is coming for its item any more)."""
+        held, self._held_done = self._held_done, None
+        if held is None:
+            return []
+        return [self._event("response.output_item.done", output_index=held["output_index"], item=dict(held["item"]))]
+
+    def _summary(self, event: SummaryWritten) -> list[Event]:
+        """A summary part of a reasoning item, then the item's held ``output_item.done``."""
+        item_id = self._ids[event.index]
+        item = next(entry for entry in self.output if entry["id"] == item_id)
+        part = {"type": "summary_text", "text": event.text}
+        item["summary"] = [*item["summary"], part]
+        where = {"item_id": item_id, "output_index": event.index, "summary_index": event.summary_index}
+        events = [
+            self._event("response.reasoning_summary_part.added", **where, part={"type": "summary_text", "text": ""}),
+            self._event("response.reasoning_summary_text.delta", **where, delta=event.text),
+            self._event("response.reasoning_summary_text.done", **where, text=event.text),
+            self._event("response.reasoning_summary_part.done", **where, part=dict(part)),
+        ]
+        if self._held_done is not None and self._held_done["output_index"] == event.index:
+            events.extend(self._release())
+        return events
 
     def _call(self, event: CallMade) -> list[Event]:
         item_id = new_id("fc")

@@ -26,10 +26,16 @@ class _Lenient(BaseModel):
 
 
 class ReasoningConfig(_Lenient):
-    """``reasoning``: the effort (``summary`` is accepted; there is no summariser, summaries stay empty)."""
+    """``reasoning``: the effort, and the summary asked for (``generate_summary`` is its old name)."""
 
     effort: str | None = None
     summary: str | None = None
+    generate_summary: str | None = None
+
+    @property
+    def summary_asked(self) -> str | None:
+        """``summary``, or the deprecated ``generate_summary``."""
+        return self.summary if self.summary is not None else self.generate_summary
 
 
 class FunctionTool(_Lenient):

@@ -16,10 +16,9 @@ from sse_starlette import EventSourceResponse, ServerSentEvent
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
-from harmony_chat.harmony.turn import TurnEvent
 from harmony_chat.server.chat_completions import ChatFormatter
 from harmony_chat.server.errors import ApiError
-from harmony_chat.server.generation import TurnRun
+from harmony_chat.server.generation import ServedEvent, TurnRun
 from harmony_chat.server.responses_output import ResponseBuilder
 from harmony_chat.server.turn_output import TurnReader
 
@@ -46,7 +45,7 @@ class GatedResponse(Response):
             self.release()
 
 
-async def first_event(run: TurnRun) -> tuple[TurnEvent, AsyncIterator[TurnEvent]]:
+async def first_event(run: TurnRun) -> tuple[ServedEvent, AsyncIterator[ServedEvent]]:
     """Start the turn and wait for its first event, so a prompt that cannot run is an HTTP error.
 
     Raises:
@@ -60,7 +59,7 @@ async def first_event(run: TurnRun) -> tuple[TurnEvent, AsyncIterator[TurnEvent]
     return first, events
 
 
-async def collect(run: TurnRun, consume: Callable[[TurnEvent], object], gone: Callable[[], Awaitable[bool]]) -> None:
+async def collect(run: TurnRun, consume: Callable[[ServedEvent], object], gone: Callable[[], Awaitable[bool]]) -> None:
     """Run the turn to its end, passing each event to ``consume``; cancel it if the client disconnects meanwhile."""
 
     async def watch() -> None:
@@ -83,7 +82,7 @@ def _data(payload: dict[str, Any]) -> str:
 
 
 def chat_stream(
-    first: TurnEvent, events: AsyncIterator[TurnEvent], reader: TurnReader, formatter: ChatFormatter
+    first: ServedEvent, events: AsyncIterator[ServedEvent], reader: TurnReader, formatter: ChatFormatter
 ) -> EventSourceResponse:
     """The ``chat.completion.chunk`` stream, ending with ``data: [DONE]``."""
 
@@ -106,8 +105,8 @@ def chat_stream(
 
 
 def responses_stream(
-    first: TurnEvent,
-    events: AsyncIterator[TurnEvent],
+    first: ServedEvent,
+    events: AsyncIterator[ServedEvent],
     reader: TurnReader,
     builder: ResponseBuilder,
     on_done: Callable[[], None],

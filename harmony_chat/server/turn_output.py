@@ -2,18 +2,27 @@
 
 Both APIs consume the same :class:`TurnReader`: each harmony message becomes one output item
 (a ``reasoning`` item, an assistant ``message`` or a ``function_call``), and the turn's end gives
-a finish reason and token usage with the reasoning tokens counted.
+a finish reason and token usage with the reasoning tokens counted. A reasoning summary (when the
+request asks for them) belongs to the reasoning item it follows, as :class:`SummaryWritten`.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import secrets
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
+from harmony_chat.chat.events import ReasoningSummary
 from harmony_chat.harmony.events import ContentDelta, MessageFinished, MessageStarted, RawToken, StopReason, ToolCall
-from harmony_chat.harmony.turn import PromptReady, TurnEvent, TurnStats
+from harmony_chat.harmony.turn import PromptReady, TurnStats
 from harmony_chat.server.channels import Part, output_part
+
+if TYPE_CHECKING:
+    from harmony_chat.server.generation import ServedEvent
+
+log = logging.getLogger("harmony_chat.server")
 
 
 def new_id(prefix: str, separator: str = "_") -> str:
@@ -30,11 +39,18 @@ class Usage:
     completion_tokens: int = 0
     reasoning_tokens: int = 0
     """Generated tokens inside messages the app shows only in debug views (their content and closing token)."""
+    summary_tokens: int = 0
+    """Tokens the reasoning summaries generated (separate generations; counted in :attr:`output_tokens`)."""
+
+    @property
+    def output_tokens(self) -> int:
+        """Every token generated for the request: the turn's and its summaries'."""
+        return self.completion_tokens + self.summary_tokens
 
     @property
     def total_tokens(self) -> int:
-        """Prompt and completion together."""
-        return self.prompt_tokens + self.completion_tokens
+        """Prompt and output together."""
+        return self.prompt_tokens + self.output_tokens
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,7 +94,19 @@ class CallMade:
     arguments: str
 
 
-OutputEvent = ItemStarted | TextAdded | ItemDone | CallMade
+@dataclass(frozen=True, slots=True)
+class SummaryWritten:
+    """A summary of the reasoning item at ``index`` (written after the item was done)."""
+
+    index: int
+    summary_index: int
+    """Its place among that item's summaries (0 first)."""
+    ordinal: int
+    """Its place among the turn's summaries (0 first)."""
+    text: str
+
+
+OutputEvent = ItemStarted | TextAdded | ItemDone | CallMade | SummaryWritten
 
 
 @dataclass(slots=True)
@@ -101,6 +129,10 @@ class TurnReader:
         self.usage = Usage()
         self.items = 0
         self.reasoning: list[str] = []
+        self.summaries: list[SummaryWritten] = []
+        """The turn's reasoning summaries that have text (failed ones are left out)."""
+        self.summary_failures: list[str] = []
+        """Why a summary that was due has no text."""
         self.content: list[str] = []
         """Each content item's text (preambles and the answer), in order."""
         self.calls: list[CallMade] = []
@@ -109,8 +141,9 @@ class TurnReader:
         self.reason: StopReason | None = None
         self.error: str | None = None
         self._open: _Open | None = None
+        self._last_reasoning: int | None = None
 
-    def feed(self, event: TurnEvent) -> list[OutputEvent]:
+    def feed(self, event: ServedEvent) -> list[OutputEvent]:
         """Read one event; return the output events it makes."""
         out: list[OutputEvent] = []
         if isinstance(event, PromptReady):
@@ -133,7 +166,23 @@ class TurnReader:
             self.error = event.error
             self.usage.completion_tokens = event.stats.generated_tokens
             self.usage.cached_tokens = event.stats.prompt_tokens_reused
+        elif isinstance(event, ReasoningSummary):
+            self._summary(out, event)
         return out
+
+    def _summary(self, out: list[OutputEvent], event: ReasoningSummary) -> None:
+        """A summary of the reasoning item just done: reported if it has text, counted either way."""
+        self.usage.summary_tokens += event.stats.generated_tokens
+        if event.text is None or self._last_reasoning is None:
+            why = event.failure or "no reasoning item to summarise"
+            self.summary_failures.append(why)
+            log.info("a reasoning summary is left out: %s", why)
+            return
+        index = self._last_reasoning
+        within = sum(1 for summary in self.summaries if summary.index == index)
+        summary = SummaryWritten(index, within, len(self.summaries), event.text)
+        self.summaries.append(summary)
+        out.append(summary)
 
     def _call(self, out: list[OutputEvent], event: ToolCall) -> None:
         """Report a call the client can run: malformed ones are left out (the app never runs them either)."""
@@ -149,6 +198,7 @@ class TurnReader:
         out.append(call)
 
     def _start(self, out: list[OutputEvent], channel: str | None, recipient: str | None) -> None:
+        self._last_reasoning = None  # a summary is only ever about the item right before it
         part = output_part(channel, recipient)
         if part is Part.TOOL_CALL:
             return  # the call is reported whole, once it is complete
@@ -173,6 +223,8 @@ class TurnReader:
             return
         text = "".join(item.chunks)
         (self.reasoning if item.part is Part.REASONING else self.content).append(text)
+        if item.part is Part.REASONING:
+            self._last_reasoning = item.index
         out.append(ItemDone(item.index, item.part, item.phase, text, truncated))
 
     @property

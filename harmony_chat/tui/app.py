@@ -9,14 +9,14 @@ from textual.app import App, InvalidThemeError
 from textual.notifications import SeverityLevel
 from textual.screen import Screen
 
+from harmony_chat.chat.factory import BackendFactory, create_backend
+from harmony_chat.chat.options import ChatOptions
 from harmony_chat.config import ConfigError, Settings, save_ui_value
 from harmony_chat.harmony.effort import parse_effort
 from harmony_chat.history.store import HistoryStore
-from harmony_chat.launch import LaunchOptions, create_backend
 from harmony_chat.models import FoundModel
 from harmony_chat.tui.bindings import APP_KEYS
 from harmony_chat.tui.commands import HarmonyCommands
-from harmony_chat.tui.generation import BackendFactory
 from harmony_chat.tui.literal import visible
 from harmony_chat.tui.screens.chat import ChatScreen
 from harmony_chat.tui.screens.help import HelpScreen
@@ -31,10 +31,10 @@ class HarmonyChatApp(App[None]):
     """Chat with gpt-oss in the terminal.
 
     Args:
-        launch: the model and chat settings to start with.
+        options: the model, chat and tool settings to start with.
         settings: the config file's settings (theme, keymap, where to save the theme).
         theme_dir: the user theme dir (default: inside the config dir).
-        backend_factory: builds the backend from launch options (tests and screenshots pass their own).
+        backend_factory: builds the backend from the options (tests and screenshots pass their own).
         history: the conversation history (None keeps nothing).
         history_off: why there is no history although one was wanted (shown at start and in the status bar).
         resume: a conversation id to continue, or ``"pick"`` to open the history first.
@@ -47,7 +47,7 @@ class HarmonyChatApp(App[None]):
 
     def __init__(
         self,
-        launch: LaunchOptions,
+        options: ChatOptions,
         settings: Settings | None = None,
         theme_dir: Path | None = None,
         backend_factory: BackendFactory | None = None,
@@ -62,13 +62,17 @@ class HarmonyChatApp(App[None]):
         """Why the history is off although one was wanted (a place that cannot hold it)."""
         self.resume = resume
         """A conversation to continue once the model is ready (``"pick"``: ask which)."""
-        self.launch = launch
+        self.options = options
+        """What the chat runs with (the model switch changes its model source)."""
+        self.shutting_down = False
+        """Set once the chat is being released (tools that start late are closed at once)."""
         self.backend_factory: BackendFactory = backend_factory or create_backend
         self.settings = settings or Settings()
         self.start_in_debug = self.settings.ui.debug
         self.found_models: list[FoundModel] = []
         self.user_themes: set[str] = set()
         self._theme_dir = theme_dir
+        self._chat_screen = ChatScreen()
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
         """Defaults for the app's own theme variables, so every theme works."""
@@ -115,7 +119,7 @@ class HarmonyChatApp(App[None]):
             self.notify(f"Unknown theme {self.settings.ui.theme!r}; using {DEFAULT_THEME}.", severity="warning")
             self.theme = DEFAULT_THEME
         self.set_keymap(self.settings.keymap)
-        self.push_screen(ChatScreen())
+        self.push_screen(self._chat_screen)
         if self.history_off:
             self.notify(f"History is off: {self.history_off}", severity="warning", markup=False)
         self._discover_models()
@@ -163,13 +167,11 @@ class HarmonyChatApp(App[None]):
         if chat.generating:
             self.notify("Stop the answer first (escape).", severity="warning")
             return
-        self.launch.model, self.launch.hf_repo, self.launch.hf_file = path, None, None
-        self.launch.replay, self.launch.demo, self.launch.replay_demo = None, demo, replay_demo
-        chat.session = None
+        self.options.choose_model(path=path, demo=demo, replay_demo=replay_demo)
 
         async def restart() -> None:
-            await chat.action_new_chat()  # clears the old chat and any error panel first
-            chat.load()
+            await chat.clear_view()  # clears the old chat and any error panel first
+            chat.load()  # a new conversation on the new model, at the same effort
 
         self.call_later(restart)
 
@@ -193,6 +195,8 @@ class HarmonyChatApp(App[None]):
             await chat.action_new_chat()
         elif name == "history":
             chat.action_history()
+        elif name == "tools":
+            chat.action_tools()
         elif name == "help":
             self.action_help()
 
@@ -200,13 +204,26 @@ class HarmonyChatApp(App[None]):
         """A blank base screen; the chat screen is pushed on mount."""
         return Screen()
 
+    def release(self) -> None:
+        """Stop the tools and close the model (blocks a few seconds at most; after the app has exited)."""
+        self.shutting_down = True
+        screen = self._chat_screen
+        screen.close_tools_now()
+        if screen.conversation is not None:
+            screen.conversation.tools = None  # closed just above
+            screen.conversation.close()
+
 
 def run_tui(
-    launch: LaunchOptions,
+    options: ChatOptions,
     settings: Settings,
     history: HistoryStore | None = None,
     resume: int | str | None = None,
     history_off: str | None = None,
 ) -> None:
-    """Run the app until the user quits."""
-    HarmonyChatApp(launch, settings, history=history, resume=resume, history_off=history_off).run()
+    """Run the app until the user quits, then stop its tools and model."""
+    app = HarmonyChatApp(options, settings, history=history, resume=resume, history_off=history_off)
+    try:
+        app.run()
+    finally:
+        app.release()

@@ -72,5 +72,6 @@ SLASH_COMMANDS = (
     ("/theme NAME", "Switch theme (the choice is saved)"),
     ("/new", "Start a new chat"),
     ("/history", "Open past conversations"),
+    ("/tools", "List tool servers and their tools; switch a server off or on"),
     ("/help", "Show this help"),
 )

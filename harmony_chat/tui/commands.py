@@ -30,7 +30,7 @@ class HarmonyCommands(Provider):
         screen = self.screen if isinstance(self.screen, ChatScreen) else None
         commands: list[tuple[str, Action, str]] = []
         if screen is not None:
-            current = screen.session.effort if screen.session else app.launch.effort
+            current = screen.conversation.effort if screen.conversation else None
             debug = "Hide" if screen.has_class("-debug") else "Show"
             commands += [
                 ("chat: New chat", screen.action_new_chat, "Start a new conversation"),
@@ -38,6 +38,7 @@ class HarmonyCommands(Provider):
                 ("chat: Regenerate last answer", screen.regenerate, "Generate the last answer again"),
                 ("chat: Edit and resend last message", screen.edit_last, "Put the last message back in the prompt"),
                 ("copy: Last answer", screen.copy_answer, "Copy the last final answer"),
+                ("tools: Servers and tools", screen.action_tools, "List tool servers and their tools; switch one off"),
                 (
                     f"view: {debug} debug (analysis + token inspector)",
                     screen.action_toggle_debug,

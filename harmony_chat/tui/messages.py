@@ -5,20 +5,28 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from textual.message import Message
 
-from harmony_chat.backends.base import ModelInfo
-from harmony_chat.harmony.turn import TurnEvent
+from harmony_chat.chat.approval import Decision, ToolReview
+from harmony_chat.chat.events import ChatEvent
 from harmony_chat.models import FoundModel
+
+if TYPE_CHECKING:
+    from harmony_chat.chat.conversation import ChatConversation
+    from harmony_chat.chat.factory import LoadedModel
+    from harmony_chat.chat.tool_calls import ToolRunner
+    from harmony_chat.history.store import StoredConversation
+    from harmony_chat.tools.base import ToolProvider
 
 
 @dataclass
 class TurnEvents(Message):
-    """A batch of engine events of one turn, in order."""
+    """A batch of the conversation's events of one turn (its steps and tool calls), in order."""
 
     turn_id: int
-    events: list[TurnEvent]
+    events: list[ChatEvent]
     posted_at: float = field(default_factory=time.monotonic)
     handled: threading.Event = field(default_factory=threading.Event)
     """Set by the UI once the batch is rendered; the worker holds the next batch back until then."""
@@ -31,9 +39,9 @@ class TurnDone(Message):
     turn_id: int
     error: str | None = None
     no_output: bool = False
-    """True when the turn failed before generating anything (the user's message is given back)."""
-    history_error: str | None = None
-    """Why the turn could not be saved to the history, if it could not."""
+    """True when the turn failed before generating anything (the exchange was dropped)."""
+    given_back: str | None = None
+    """The user's words to put back into the prompt (when ``no_output``)."""
 
 
 @dataclass
@@ -47,9 +55,10 @@ class ModelLoading(Message):
 
 @dataclass
 class ModelReady(Message):
-    """A model finished loading."""
+    """A model finished loading (with a new conversation on it, unless the load was superseded)."""
 
-    info: ModelInfo
+    model: LoadedModel
+    conversation: ChatConversation | None = None
 
 
 @dataclass
@@ -68,3 +77,81 @@ class ModelFailed(Message):
     """A model could not be loaded."""
 
     error: str
+
+
+@dataclass
+class ConversationOpened(Message):
+    """A stored conversation was loaded into the conversation (by a worker), ready to be shown."""
+
+    conversation: ChatConversation
+    stored: StoredConversation
+
+
+@dataclass
+class ConversationFailed(Message):
+    """A conversation operation in a worker failed (``error`` says why, in one line)."""
+
+    error: str
+
+
+@dataclass
+class LastMessageTaken(Message):
+    """The last exchange was removed (by a worker) for editing; ``text`` goes back into the prompt."""
+
+    text: str | None
+
+
+@dataclass
+class ToolsReady(Message):
+    """The tool providers started (MCP servers keep connecting in the background)."""
+
+    providers: list[ToolProvider]
+    runner: ToolRunner
+
+
+@dataclass
+class ToolsChanged(Message):
+    """A tool server connected, failed or was switched (refresh what shows the tools)."""
+
+
+@dataclass
+class ToolNotice(Message):
+    """A tool provider's notice (a server that failed to start or stopped)."""
+
+    text: str
+
+
+class ApprovalAnswer:
+    """Where the UI puts the user's decision on a tool call, and the worker waits for it."""
+
+    def __init__(self) -> None:
+        self._answered = threading.Event()
+        self.decision: Decision | None = None
+        self.withdrawn = False
+        """True once the worker stopped waiting (the turn was stopped); the UI closes the modal."""
+
+    def give(self, decision: Decision) -> None:
+        """Answer (the first answer counts)."""
+        if self.decision is None:
+            self.decision = decision
+        self._answered.set()
+
+    def wait(self, timeout_s: float) -> bool:
+        """Block up to ``timeout_s`` for the answer; True once answered."""
+        return self._answered.wait(timeout_s)
+
+
+@dataclass
+class ApprovalNeeded(Message):
+    """A tool call waits for the user's approval (the worker blocks until ``answer`` is given)."""
+
+    turn_id: int
+    review: ToolReview
+    answer: ApprovalAnswer
+
+
+@dataclass
+class ApprovalWithdrawn(Message):
+    """The worker stopped waiting for an approval (the turn was stopped): close its modal."""
+
+    answer: ApprovalAnswer

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from harmony_chat.harmony.effort import EFFORTS
 
-COMMANDS = ("effort", "regen", "edit", "copy", "debug", "theme", "new", "history", "help")
+COMMANDS = ("effort", "regen", "edit", "copy", "debug", "theme", "new", "history", "tools", "help")
 
 
 class SlashError(ValueError):

@@ -233,6 +233,8 @@ def test_history_stays_in_step_through_loop_edit_and_regenerate(encoding: Harmon
     stored = store.load(conversation)
     roles = [(m.author.role.value, m.channel) for m in stored.messages]
     assert roles == [("user", None), ("assistant", "commentary"), ("tool", "commentary"), ("assistant", "final")]
+    assert stored.message_meta[2]["status"] == "done" and stored.message_meta[2]["approval"] == "approved"
+    assert stored.message_meta[2]["server"] == "weather" and stored.message_meta[0] == {}
     list(chat.regenerate())
     regenerated = store.load(conversation).messages
     assert [(m.author.role.value, m.channel) for m in regenerated] == [("user", None), ("assistant", "final")]

@@ -25,11 +25,12 @@ DATE = "2026-11-21"
 
 
 class PromptRecordingReplay(ReplayBackend):
-    """Replays turns and keeps every prompt it was given (to check what the CoT rule kept)."""
+    """Replays turns and keeps every prompt (to check what the CoT rule kept) and sampling it was given."""
 
     def __init__(self, turns: Sequence[Sequence[int]], delay_s: float = 0.0, **options: object) -> None:
         super().__init__(turns=turns, delay_s=delay_s, **options)  # type: ignore[arg-type]
         self.prompts: list[list[int]] = []
+        self.samplings: list[SamplingParams] = []
         self.active = 0
         self.most_active = 0
         self.finished = 0
@@ -43,6 +44,7 @@ class PromptRecordingReplay(ReplayBackend):
         should_stop: Callable[[], bool],
     ) -> Generator[int, None, None]:
         self.prompts.append(list(prompt))
+        self.samplings.append(sampling)
         self.active += 1
         self.most_active = max(self.most_active, self.active)
         try:

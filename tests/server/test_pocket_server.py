@@ -92,3 +92,30 @@ def test_responses_stream_reasoning_then_answer(pocket_server: RunningServer) ->
     assert completed.type == "response.completed" and completed.response.output_text == "2 + 2 = 4."
     reasoning = completed.response.output[0]
     assert reasoning.type == "reasoning" and reasoning.content and reasoning.content[0].text
+
+
+def test_summaries_are_written_by_the_model_between_its_reasoning_and_answer(pocket_server: RunningServer) -> None:
+    """Mechanism only: the pocket model is not trained to summarise, so its summary's words are not checked."""
+    client = pocket_server.client()
+    plain = client.responses.create(model=POCKET_NAME, input="What is 2 + 2?")
+    events = list(
+        client.responses.create(model=POCKET_NAME, input="What is 2 + 2?", reasoning={"summary": "auto"}, stream=True)
+    )
+    completed = events[-1]
+    assert completed.type == "response.completed"
+    response = completed.response
+    # pausing the turn for the summary and resuming it changes nothing the model writes (greedy)
+    assert response.output_text == plain.output_text == "2 + 2 = 4."
+    reasoning, plain_reasoning = response.output[0], plain.output[0]
+    assert reasoning.type == plain_reasoning.type == "reasoning"
+    assert reasoning.content == plain_reasoning.content
+    assert response.usage is not None and (response.usage.output_tokens_details.model_extra or {})["summary_tokens"] > 0
+    texts = [event.text for event in events if event.type == "response.reasoning_summary_text.done"]
+    assert [part.text for part in reasoning.summary] == texts and all("<|" not in text for text in texts)
+    chat = client.chat.completions.create(
+        model=POCKET_NAME,
+        messages=[{"role": "user", "content": "What is 2 + 2?"}],
+        extra_body={"reasoning": {"summary": "auto"}},
+    )
+    details = (chat.choices[0].message.model_extra or {})["reasoning_details"]
+    assert [detail["summary"] for detail in details] == texts  # the same greedy summary through either API

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from textual.pilot import Pilot
 
-from harmony_chat.tui.screenshots import show_debug
+from harmony_chat.tui.screenshots import show_approval, show_debug, tool_call_factory
 from tests.tui.harness import make_app, send, settle
 
 QUESTION = "How do I reverse a linked list in Python?"
@@ -54,3 +54,7 @@ def test_help(snap_compare: Any) -> None:
         await pilot.pause(0.2)
 
     assert snap_compare(make_app(), terminal_size=(100, 40), run_before=help_screen)
+
+
+def test_approval_modal(snap_compare: Any) -> None:
+    assert snap_compare(make_app(factory=tool_call_factory()), terminal_size=(110, 36), run_before=show_approval)

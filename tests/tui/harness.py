@@ -7,8 +7,8 @@ from typing import Any
 
 from textual.pilot import Pilot
 
+from harmony_chat.chat.options import ChatOptions
 from harmony_chat.config import Settings
-from harmony_chat.launch import LaunchOptions
 from harmony_chat.tui.app import HarmonyChatApp
 from harmony_chat.tui.screenshots import PINNED_DATE, replay_factory, wait_idle
 
@@ -19,11 +19,11 @@ def make_app(
     theme_dir: Path | None = None,
     history: Any = None,
     resume: int | str | None = None,
-    **launch: Any,
+    **given: Any,
 ) -> HarmonyChatApp:
     """An app in demo mode (replay, no delay) unless told otherwise."""
     defaults: dict[str, Any] = {"replay_demo": True, "start_date": PINNED_DATE}
-    options = LaunchOptions(**(defaults | launch))
+    options = ChatOptions(**(defaults | given))
     settings = settings or Settings()
     settings.ui.cursor_blink = False
     return HarmonyChatApp(

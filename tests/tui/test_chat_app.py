@@ -33,7 +33,7 @@ async def test_final_answer_streams_in_as_markdown() -> None:
         assert turn.stop_reason is StopReason.RETURN
         assert app.chat.query_one(UserMessage).render().plain == LINKED_LIST  # type: ignore[union-attr]
         assert app.chat.status.state == "idle" and app.chat.status.speed > 0
-        assert app.chat.session is not None and app.chat.session.turns[-1].effort == "medium"
+        assert app.chat.conversation is not None and app.chat.conversation.session.turns[-1].effort == "medium"
 
 
 async def test_analysis_hidden_by_default_and_shown_in_debug_mode() -> None:
@@ -78,7 +78,7 @@ async def test_effort_cycling_changes_the_next_rendered_prompt() -> None:
         assert app.chat.status.effort == "high"
         await send(pilot, LINKED_LIST)
         assert "Reasoning: high" in app.chat.inspector.prompt_text
-        assert app.chat.session is not None and app.chat.session.turns[-1].effort == "high"
+        assert app.chat.conversation is not None and app.chat.conversation.session.turns[-1].effort == "high"
         await pilot.press("ctrl+r")
         assert app.chat.status.effort == "low"
         await send(pilot, "Why is the sky blue? Keep it short.")
@@ -103,9 +103,9 @@ async def test_escape_stops_mid_stream_and_keeps_the_partial_answer() -> None:
         assert turn.stop_reason is StopReason.CANCELLED
         assert 20 <= len(turn.final_text) < 400
         assert "stopped" in str(turn.query_one(".footer").render())
-        assert app.chat.session is not None
-        assert app.chat.session.history[-1].channel == "final"
-        assert app.chat.session.history[-1].content[0].text == turn.final_text
+        assert app.chat.conversation is not None
+        assert app.chat.conversation.session.history[-1].channel == "final"
+        assert app.chat.conversation.session.history[-1].content[0].text == turn.final_text
 
 
 async def test_new_chat_clears_everything() -> None:
@@ -116,7 +116,7 @@ async def test_new_chat_clears_everything() -> None:
         await pilot.press("ctrl+n")
         await pilot.pause(0.1)
         assert not app.chat.query(AssistantTurn) and not app.chat.query(UserMessage)
-        assert app.chat.session is not None and app.chat.session.history == []
+        assert app.chat.conversation is not None and app.chat.conversation.session.history == []
 
 
 async def test_theme_switch_is_applied_and_saved(tmp_path: Path) -> None:
@@ -136,7 +136,7 @@ async def test_theme_switch_is_applied_and_saved(tmp_path: Path) -> None:
 
 
 async def test_model_error_is_shown_not_raised(tmp_path: Path) -> None:
-    from harmony_chat.launch import create_backend
+    from harmony_chat.chat.factory import create_backend
 
     app = make_app(factory=create_backend, replay_demo=False, model=tmp_path / "missing.gguf")
     async with app.run_test(size=(100, 32)) as pilot:
@@ -154,7 +154,7 @@ async def test_context_overflow_gives_the_message_back() -> None:
         await send(pilot, long_text)
         assert app.chat.prompt.text == long_text
         assert not app.chat.query(AssistantTurn) and not app.chat.query(UserMessage)
-        assert app.chat.session is not None and app.chat.session.history == []
+        assert app.chat.conversation is not None and app.chat.conversation.session.history == []
 
 
 @pytest.mark.llama
@@ -165,9 +165,10 @@ async def test_no_model_chats_on_the_pocket_model_with_welcome_beside_it() -> No
         panel = app.chat.query_one(WelcomePanel)
         text = panel.query_one("Markdown").source  # type: ignore[attr-defined]
         assert "pocket gpt-oss" in text and "--hf-repo ggml-org/gpt-oss-20b-GGUF" in text
-        assert isinstance(app.chat.backend, LlamaCppBackend)
+        assert app.chat.conversation is not None
+        assert isinstance(app.chat.conversation.backend, LlamaCppBackend)
         assert app.chat.status.model == "pocket-gpt-oss (pocket demo model)"
-        app.launch.temperature = 0.0
+        app.options.temperature = 0.0
         await send(pilot, "What is the capital of France?")
         turn = app.chat.query_one(AssistantTurn)
         assert turn.final_text == "The capital of France is Paris."
@@ -215,13 +216,13 @@ async def test_regenerate_at_another_effort_and_edit_last(monkeypatch: pytest.Mo
         turns = list(app.chat.query(AssistantTurn))
         assert len(turns) == 1 and turns[0].effort == "low"
         assert "Reasoning: low" in app.chat.inspector.prompt_text
-        assert app.chat.session is not None
-        assert [m.author.role.value for m in app.chat.session.history].count("user") == 1
+        assert app.chat.conversation is not None
+        assert [m.author.role.value for m in app.chat.conversation.session.history].count("user") == 1
         app.chat.prompt.text = "/edit"
         await pilot.press("enter")
         await pilot.pause(0.1)
         assert app.chat.prompt.text == LINKED_LIST
-        assert not app.chat.query(AssistantTurn) and app.chat.session.history == []
+        assert not app.chat.query(AssistantTurn) and app.chat.conversation.session.history == []
 
 
 async def test_copy_answer_and_code_block(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -313,7 +314,7 @@ async def test_repaired_model_output_is_shown_quietly(tmp_path: Path) -> None:
 async def test_another_architecture_is_shown_not_raised(tmp_path: Path) -> None:
     from gguf import GGUFWriter
 
-    from harmony_chat.launch import create_backend
+    from harmony_chat.chat.factory import create_backend
 
     path = tmp_path / "llama.gguf"
     writer = GGUFWriter(str(path), "llama")

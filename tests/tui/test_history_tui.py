@@ -61,7 +61,7 @@ async def test_resume_on_start_and_regenerate_keeps_the_store_in_step(tmp_path: 
     app = make_app(history=store, resume=conversation)
     async with app.run_test(size=(110, 36)) as pilot:
         await settle(pilot)
-        assert app.chat.link is not None and app.chat.link.conversation == conversation
+        assert app.chat.conversation is not None and app.chat.conversation.conversation_id == conversation
         app.chat.prompt.text = "/regen high"
         await pilot.press("enter")
         await settle(pilot)
@@ -173,13 +173,12 @@ async def test_titles_and_snippets_are_text_and_matches_are_styled(tmp_path: Pat
         assert not any(segment.style and segment.style.link for segment in snippet)
         await pilot.press("enter")  # continuing it names the title in a notice
         await settle(pilot)
-        assert app.chat.link is not None and app.chat.link.conversation == conversation
-        assert notices(app)[-1] == f"Continuing conversation #{conversation} at effort medium: close this [/] tag"
+        assert app.chat.conversation is not None and app.chat.conversation.conversation_id == conversation
+        continuing = f"Continuing conversation #{conversation} at effort medium: close this [/] tag"
+        assert notices(app)[-1] == continuing
         await pilot.pause(0.2)
         toasts = [toast.render() for toast in app.screen.query(Toast)]
-        assert f"Continuing conversation #{conversation} at effort medium: close this [/] tag" in [
-            toast.plain for toast in toasts
-        ]
+        assert continuing in [toast.plain for toast in toasts]
 
 
 async def test_history_changed_elsewhere_gives_a_notice_and_a_refresh(tmp_path: Path) -> None:

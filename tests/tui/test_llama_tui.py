@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from harmony_chat.backends.llama_cpp import LlamaCppBackend
+from harmony_chat.chat.factory import create_backend
 from harmony_chat.harmony.events import StopReason
-from harmony_chat.launch import create_backend
 from harmony_chat.tui.widgets.turn import AssistantTurn
 from tests.helpers import ForceTokens, ids
 from tests.tui.harness import make_app, send, settle
@@ -19,11 +19,12 @@ async def test_chat_through_llama_cpp(tiny_gguf: Path) -> None:
     app = make_app(factory=create_backend, replay_demo=False, model=tiny_gguf, context=1024, max_tokens=64)
     async with app.run_test(size=(110, 32)) as pilot:
         await settle(pilot)
-        backend = app.chat.backend
+        assert app.chat.conversation is not None
+        backend = app.chat.conversation.backend
         assert isinstance(backend, LlamaCppBackend)
         assert app.chat.status.model == "tiny-gpt-oss" and app.chat.status.device == "CPU"
         assert app.chat.status.context_size == 1024
-        session = app.chat.session
+        session = app.chat.conversation.session
         assert session is not None
         backend.logits_processor = ForceTokens(
             ids(

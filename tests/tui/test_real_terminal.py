@@ -63,13 +63,14 @@ def test_quit_while_streaming_stops_at_once_and_keeps_the_partial_answer(tmp_pat
 
 def _full_demo_answer(question: str) -> str:
     """The whole answer the replayed demo gives to ``question`` (what an unstopped turn stores)."""
+    from harmony_chat.chat.factory import create_backend
+    from harmony_chat.chat.options import ChatOptions
     from harmony_chat.harmony.events import ContentDelta
     from harmony_chat.harmony.session import ChatSession
     from harmony_chat.harmony.turn import TurnOptions, run_turn
     from harmony_chat.harmony.vocab import load_encoding
-    from harmony_chat.launch import LaunchOptions, create_backend
 
-    backend, _ = create_backend(LaunchOptions(replay_demo=True, replay_delay=0.0))
+    backend, _ = create_backend(ChatOptions(replay_demo=True, replay_delay=0.0))
     backend.load()
     session = ChatSession(load_encoding())
     session.add_user(question)

@@ -18,7 +18,7 @@ from tests.tui.harness import make_app, send, settle
 
 @pytest.mark.llama
 async def test_switching_to_the_pocket_model_replaces_the_error_panel(tmp_path: Path) -> None:
-    from harmony_chat.launch import create_backend
+    from harmony_chat.chat.factory import create_backend
 
     app = make_app(factory=replay_factory(), replay_demo=False, model=tmp_path / "missing.gguf")
     app.backend_factory = lambda options: (create_backend if options.model else replay_factory())(options)

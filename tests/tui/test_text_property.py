@@ -22,13 +22,16 @@ from textual.widgets import Collapsible, Static
 from textual.widgets._collapsible import CollapsibleTitle
 from textual.widgets._toast import Toast
 
+from harmony_chat.chat.approval import pretty_arguments
+from harmony_chat.chat.events import ToolFinished
 from harmony_chat.harmony.events import ContentDelta, MessageStarted, Recovery, ToolCall
+from harmony_chat.tools.base import ToolResult
 from harmony_chat.tui.app import HarmonyChatApp
 from harmony_chat.tui.commands import highlight
 from harmony_chat.tui.literal import literal, visible
 from harmony_chat.tui.screens.help import table_code
 from harmony_chat.tui.widgets.inspector import spelled_prompt
-from harmony_chat.tui.widgets.turn import Answer, AssistantTurn, ToolRow, UserMessage
+from harmony_chat.tui.widgets.turn import Answer, AssistantTurn, ToolCallRow, ToolRow, UserMessage
 from harmony_chat.tui.widgets.welcome import WelcomePanel
 from tests.tui.harness import make_app, settle
 from tests.tui.screen_text import actions, shown, shown_all, squeezed
@@ -131,16 +134,18 @@ def test_conversation_widgets_show_any_text_exactly(live: LiveApp, text: str) ->
                 ContentDelta("commentary", text),
                 ToolCall(f"functions.{text}", text, text, "commentary", "json"),
                 Recovery("stray-special", text),
+                ToolFinished(1, text, text, ToolResult(text, "failed"), "approved"),
             ]
         )
         turn.show_analysis()
-        turn.add_tool_result(text, text)
+        await turn.add_tool_result(text, text)
         await turn.show_error(text)
         status = chat.status
         status.model = text
-        for row in turn.query(ToolRow):
+        for row in [*turn.query(ToolRow), *turn.query(ToolCallRow)]:
             row.collapsed = False
         await pilot.pause()
+        (call,) = turn.query(ToolCallRow)
         return {
             "user": shown(user),
             "preamble": shown(turn.query_one(".preamble", Static)),
@@ -149,6 +154,11 @@ def test_conversation_widgets_show_any_text_exactly(live: LiveApp, text: str) ->
                 (shown(row.query_one(CollapsibleTitle)), shown(row.query_one(Collapsible.Contents).query_one(Static)))
                 for row in turn.query(ToolRow)
             ],
+            "call": (
+                shown(call.query_one(CollapsibleTitle)),
+                shown(call.query_one(".tool-arguments", Static)),
+                shown(call.query_one(".tool-result", Static)),
+            ),
             "notice": shown(turn.query_one(".notice", Static)),
             "error": shown(turn.query_one(".error", Static)),
             "status": shown(status),
@@ -159,10 +169,13 @@ def test_conversation_widgets_show_any_text_exactly(live: LiveApp, text: str) ->
     assert squeezed(drawn["user"]) == exactly(text)
     assert squeezed(drawn["preamble"]) == exactly(text)
     assert squeezed(drawn["analysis"]) == exactly("Analysis (raw chain of thought, not reviewed for safety)\n" + text)
-    (call_title, call_body), (result_title, result_body) = drawn["rows"]
-    assert squeezed(call_title) == "▼" + exactly(f"Tool call → {text}")
+    call_title, call_arguments, call_result = drawn["call"]
+    assert squeezed(call_title) == "▼" + exactly(f"⚠ Tool call → {text} · {text} · failed · approved")
+    assert squeezed(call_arguments) == exactly(pretty_arguments(text))
+    assert squeezed(call_result) == exactly(text)
+    ((result_title, result_body),) = drawn["rows"]
     assert squeezed(result_title) == "▼" + exactly(f"Tool result ← {text}")
-    assert squeezed(call_body) == squeezed(result_body) == exactly(text)
+    assert squeezed(result_body) == exactly(text)
     assert squeezed(drawn["notice"]) == exactly(f"Repaired malformed model output (stray-special): {text}")
     assert squeezed(drawn["error"]) == exactly(f"⚠ {text}")
     status, expected = squeezed(drawn["status"]), exactly(text.replace("\n", " ")) + "·"

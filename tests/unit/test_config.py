@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from harmony_chat.chat.options import ChatOptions
 from harmony_chat.config import ConfigError, load_settings, save_ui_value
-from harmony_chat.launch import LaunchOptions
 
 GOOD = """
 [model]
@@ -138,12 +138,12 @@ def test_cli_options_override_the_file(tmp_path: Path) -> None:
     path = tmp_path / "config.toml"
     path.write_text(GOOD)
     settings = load_settings(path)
-    options = LaunchOptions.from_settings(settings, effort="low", context=None, demo=None)
+    options = ChatOptions.from_settings(settings, effort="low", context=None, demo=None)
     assert options.effort == "low" and options.context == 8192
     assert options.model == Path.home() / "models" / "gpt-oss-20b.gguf"
-    demo = LaunchOptions.from_settings(settings, demo=True)
+    demo = ChatOptions.from_settings(settings, demo=True)
     assert demo.demo and demo.model is None and demo.uses_pocket
-    assert not options.uses_pocket and LaunchOptions().uses_pocket
+    assert not options.uses_pocket and ChatOptions().uses_pocket
 
 
 def test_saving_the_theme_keeps_the_rest(tmp_path: Path) -> None:

@@ -190,24 +190,22 @@ GENERATOR = """
 import sys, time
 from pathlib import Path
 from harmony_chat.backends.replay import ReplayBackend
+from harmony_chat.chat.conversation import ChatConversation
 from harmony_chat.harmony.session import ChatSession
-from harmony_chat.harmony.turn import TurnOptions
 from harmony_chat.harmony.vocab import load_encoding
-from harmony_chat.history.link import ConversationLink
 from harmony_chat.history.store import HistoryStore
-from harmony_chat.tui.generation import run_generation
+from harmony_chat.tui.generation import GenerationRun
 encoding = load_encoding()
 store = HistoryStore(Path(sys.argv[1]))
-session = ChatSession(encoding)
-session.add_user("Tell me a long story")
-link = ConversationLink(store)
-link.record_user(session, "Tell me a long story", "replay")
 story = "<|channel|>final<|message|>" + "Once upon a time. " * 400 + "<|return|>"
 answer = encoding.encode(story, allowed_special="all")
 backend = ReplayBackend(turns=[answer], delay_s=0.005)
 backend.load()
+chat = ChatConversation(ChatSession(encoding, effort="low"), backend, store=store, model_name="replay")
+events = chat.send("Tell me a long story")
+next(events)  # the question is stored before the first event
 print("generating", flush=True)
-run_generation(session, backend, TurnOptions(), 1, lambda: False, lambda message: None, link.recorder("replay", "low"))
+GenerationRun(1, lambda message: None).run(events, chat)
 """
 
 

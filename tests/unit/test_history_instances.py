@@ -19,22 +19,18 @@ STREAMER = """
 import sys
 from pathlib import Path
 from harmony_chat.backends.replay import ReplayBackend
+from harmony_chat.chat.conversation import ChatConversation
 from harmony_chat.harmony.session import ChatSession
-from harmony_chat.harmony.turn import TurnOptions
 from harmony_chat.harmony.vocab import load_encoding
-from harmony_chat.history.link import ConversationLink
 from harmony_chat.history.store import HistoryStore
-from harmony_chat.tui.generation import run_generation
+from harmony_chat.tui.generation import GenerationRun
 encoding = load_encoding()
 store = HistoryStore(Path(sys.argv[1]))
-session = ChatSession(encoding)
-session.add_user("Tell me a story")
-link = ConversationLink(store)
-link.record_user(session, "Tell me a story", "replay")
 story = "<|channel|>final<|message|>" + "Once upon a time. " * int(sys.argv[2]) + "The end.<|return|>"
 backend = ReplayBackend(turns=[encoding.encode(story, allowed_special="all")], delay_s=0.005)
 backend.load()
-run_generation(session, backend, TurnOptions(), 1, lambda: False, lambda message: None, link.recorder("replay", "low"))
+chat = ChatConversation(ChatSession(encoding, effort="low"), backend, store=store, model_name="replay")
+GenerationRun(1, lambda message: None).run(chat.send("Tell me a story"), chat)
 print("done", flush=True)
 """
 

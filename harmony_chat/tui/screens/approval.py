@@ -1,7 +1,9 @@
 """The approval modal: a tool call the model wants to make, and the user's answer.
 
 Everything shown comes from the model or a tool server, so it is rendered as text (``Content``
-and ``rich.syntax.Syntax``), never as markup.
+and ``rich.syntax.Syntax``), never as markup, with control characters made visible. Escape
+denies the call and stops the turn (``stop_requested``); ``n`` denies it and lets the model go on,
+with the reason typed, if any.
 """
 
 from __future__ import annotations
@@ -16,6 +18,9 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Static
 
 from harmony_chat.chat.approval import Choice, Decision, ToolReview
+from harmony_chat.tui.literal import literal, visible
+
+KEYS_HINT = "y once · a always · s always, saved · n deny (with the reason typed) · escape deny and stop"
 
 
 class ApprovalScreen(ModalScreen[Decision]):
@@ -26,7 +31,7 @@ class ApprovalScreen(ModalScreen[Decision]):
         Binding("a", "answer('always')", "Always (this session)", priority=True),
         Binding("s", "answer('always-save')", "Always (saved)", priority=True),
         Binding("n", "answer('deny')", "Deny", priority=True),
-        Binding("escape", "deny", "Deny", show=False, priority=True),
+        Binding("escape", "stop", "Deny and stop", show=False, priority=True),
     ]
     DEFAULT_CSS = """
     ApprovalScreen { align: center middle; }
@@ -40,30 +45,36 @@ class ApprovalScreen(ModalScreen[Decision]):
     ApprovalScreen Horizontal { height: auto; margin: 1 0 0 0; }
     ApprovalScreen Button { margin: 0 1 0 0; }
     ApprovalScreen #approval-reason { margin: 1 0 0 0; }
+    ApprovalScreen #approval-keys { color: $text-muted; margin: 1 0 0 0; }
     """
 
     def __init__(self, review: ToolReview) -> None:
         super().__init__()
         self.review = review
+        self.stop_requested = False
+        """True when the user denied with escape: the turn stops too."""
 
     def compose(self) -> ComposeResult:
         """Build the widget tree."""
         review = self.review
         with Vertical():
-            title = Content.assemble("The model wants to run a ", (review.label, "bold"), ": ", (review.tool, "bold"))
+            label = visible(review.label)
+            title = Content.assemble((label[:1].upper() + label[1:], "bold"), ": ", (visible(review.tool), "bold"))
             yield Static(title, id="approval-title")
             where = review.server or "unknown"
-            yield Static(Content(f"server: {where}   ·   called as: {review.called_as}"), id="approval-where")
+            yield Static(literal(f"server: {where}   ·   called as: {review.called_as}"), id="approval-where")
             if review.warning:
-                yield Static(Content(review.warning), id="approval-warning")
+                yield Static(literal(review.warning), id="approval-warning")
             with VerticalScroll(id="approval-arguments"):
-                yield Static(Syntax(review.arguments, "json", word_wrap=True, theme="ansi_dark"), id="approval-args")
+                arguments = Syntax(visible(review.arguments), "json", word_wrap=True, theme="ansi_dark")
+                yield Static(arguments, id="approval-args")
             yield Input(placeholder="Reason for denying (optional, sent to the model)", id="approval-reason")
             with Horizontal():
                 yield Button("Approve once (y)", id="once", variant="success")
                 yield Button("Always for this tool (a)", id="always", variant="primary")
                 yield Button("Always, saved (s)", id="always-save")
                 yield Button("Deny (n)", id="deny", variant="error")
+            yield Static(KEYS_HINT, id="approval-keys", markup=False)
 
     def on_mount(self) -> None:
         """Focus the safest choice's neighbour: nothing runs on a stray enter."""
@@ -73,8 +84,9 @@ class ApprovalScreen(ModalScreen[Decision]):
         """Letters go to the reason field while it has focus."""
         return not (action == "answer" and self.focused is self.query_one("#approval-reason", Input))
 
-    def action_deny(self) -> None:
-        """Deny (escape works everywhere, the reason field included)."""
+    def action_stop(self) -> None:
+        """Deny and stop the turn (escape works everywhere, the reason field included)."""
+        self.stop_requested = True
         self.action_answer(Choice.DENY.value)
 
     def action_answer(self, choice: str) -> None:

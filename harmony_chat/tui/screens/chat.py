@@ -1,11 +1,17 @@
-"""The chat screen: conversation, prompt, status bar, token inspector; owns the worker threads."""
+"""The chat screen: conversation, prompt, status bar, token inspector; renders a conversation and asks.
+
+The conversation itself (session, model, effort, history, tools) is a
+:class:`~harmony_chat.chat.conversation.ChatConversation`; the screen drives it from worker
+threads (one at a time, in order) and renders the events it yields. Nothing here edits the
+session or writes the history.
+"""
 
 from __future__ import annotations
 
-import sqlite3
 import threading
 import time
 from collections import deque
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 from textual import work
@@ -13,32 +19,31 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, VerticalScroll
 from textual.widget import Widget
 
-from harmony_chat.backends.base import ModelBackend
-from harmony_chat.errors import HarmonyChatError
-from harmony_chat.harmony.effort import Effort, next_effort, parse_effort
-from harmony_chat.harmony.turn import PromptReady, TurnOptions, TurnStats, prefill_next_turn
-from harmony_chat.pocket import POCKET_DATE
+from harmony_chat.chat.events import ChatEvent, Notice
+from harmony_chat.harmony.effort import Effort, next_effort
+from harmony_chat.harmony.turn import PromptReady, TurnStats
 from harmony_chat.tui.bindings import SCREEN_KEYS
 from harmony_chat.tui.messages import ModelReady, TurnDone, TurnEvents
 from harmony_chat.tui.render_caches import release_removed_widgets
 from harmony_chat.tui.screens.edits import ConversationEdits
 from harmony_chat.tui.screens.loading import ModelLoader
+from harmony_chat.tui.screens.tooling import ToolControl, TurnContext
 from harmony_chat.tui.slash import SlashError, parse_slash
 from harmony_chat.tui.widgets.inspector import TokenInspector
 from harmony_chat.tui.widgets.prompt import PromptInput
 from harmony_chat.tui.widgets.status_bar import StatusBar
+from harmony_chat.tui.widgets.transcript import Transcript
 from harmony_chat.tui.widgets.turn import AssistantTurn, UserMessage
 from harmony_chat.tui.widgets.welcome import WelcomePanel
 
-if TYPE_CHECKING:  # openai-harmony loads in the workers, after the first paint
-    from openai_harmony import HarmonyEncoding
+if TYPE_CHECKING:
+    from harmony_chat.chat.conversation import ChatConversation
 
-    from harmony_chat.harmony.session import ChatSession
-    from harmony_chat.history.link import ConversationLink
-    from harmony_chat.history.recording import TurnRecorder
+Operation = Callable[[Callable[[], bool]], Iterator[ChatEvent]]
+"""A generating method of the conversation, given the turn's stop flag."""
 
 
-class ChatScreen(ModelLoader, ConversationEdits):
+class ChatScreen(ModelLoader, ConversationEdits, ToolControl):
     """Where the conversation happens."""
 
     BINDINGS = [key.binding() for key in SCREEN_KEYS]
@@ -51,17 +56,17 @@ class ChatScreen(ModelLoader, ConversationEdits):
 
     def __init__(self) -> None:
         super().__init__()
-        self.session: ChatSession | None = None
-        self.backend: ModelBackend | None = None
+        self.conversation: ChatConversation | None = None
+        """The conversation shown (None until a model is loaded)."""
         self.generating = False
         self.turn_id = 0
         self.current_turn: AssistantTurn | None = None
         self.exchanges: list[list[Widget]] = []
         self._stop = threading.Event()
+        self.serial = threading.Lock()
+        """Held by every worker that uses the conversation, so they run one at a time."""
         self.batch_lags: deque[float] = deque(maxlen=10000)
         """Seconds between a batch's posting and its rendering (the TUI benchmark reads them)."""
-        self.link: ConversationLink | None = None
-        """The stored conversation this chat writes to (None when history is off)."""
         self.turn_done_at = 0.0
         """``time.monotonic()`` when the last turn finished rendering."""
         self.load_id = 0
@@ -70,7 +75,7 @@ class ChatScreen(ModelLoader, ConversationEdits):
     def compose(self) -> ComposeResult:
         """Build the widget tree."""
         with Horizontal(id="main"):
-            yield VerticalScroll(id="chat-log")
+            yield Transcript(id="chat-log")
             yield TokenInspector()
         yield PromptInput(cursor_blink=self.chat_app.settings.ui.cursor_blink)
         yield StatusBar(id="status")
@@ -86,11 +91,6 @@ class ChatScreen(ModelLoader, ConversationEdits):
         return self.query_one(StatusBar)
 
     @property
-    def effort_shown(self) -> Effort:
-        """The effort the status bar shows: the one the next turn runs at."""
-        return parse_effort(self.status.effort)
-
-    @property
     def inspector(self) -> TokenInspector:
         """The debug token inspector."""
         return self.query_one(TokenInspector)
@@ -101,53 +101,39 @@ class ChatScreen(ModelLoader, ConversationEdits):
         return self.query_one(PromptInput)
 
     def on_mount(self) -> None:
-        """Start loading after the first paint, or show the welcome panel."""
-        launch = self.chat_app.launch
-        self.status.effort = launch.effort
+        """Start loading (and the tools) after the first paint."""
+        self.status.effort = self.chat_app.options.effort  # until a conversation exists and says
         self.status.history_off = self.chat_app.history_off is not None
         self.set_interval(0.25, self._tick)
+        self.set_interval(1.0, self.refresh_tool_count)
         self.prompt.focus()
         if self.chat_app.start_in_debug:
             self.action_toggle_debug()
         self.call_after_refresh(self.load)
+        self.call_after_refresh(self.start_tools)
 
     # -- a model is ready ----------------------------------------------------------------
 
     async def on_model_ready(self, message: ModelReady) -> None:
-        """Start a chat on the new model."""
-        from harmony_chat.harmony.vocab import load_encoding
-
-        info = message.info
-        pocket = self.chat_app.launch.uses_pocket
+        """Show the new model and chat on it."""
+        info = message.model.info
+        pocket = self.chat_app.options.uses_pocket
         self.status.model = f"{info.name} (pocket demo model)" if pocket else info.name
         self.status.device, self.status.context_size = info.device, info.context_size
         self.status.state = "idle"
         if not pocket:
             for panel in self.query(WelcomePanel):
                 await panel.remove()
-        if self.session is None:
-            self.session = self._new_session(load_encoding(), info.context_size)
-        else:
-            self.session.context_size = info.context_size
+        if message.conversation is not None:
+            self.conversation = message.conversation
+            self.status.effort = self.conversation.effort
+            self.attach_tools()
         self.prompt.focus()
         resume, self.chat_app.resume = self.chat_app.resume, None
         if resume == "pick":
             self.action_history()
         elif isinstance(resume, int):
-            await self.open_conversation(resume)
-
-    def _new_session(self, encoding: HarmonyEncoding, context_size: int | None) -> ChatSession:
-        from harmony_chat.harmony.session import ChatSession
-
-        launch = self.chat_app.launch
-        date = POCKET_DATE if launch.uses_pocket else launch.start_date
-        return ChatSession(
-            encoding,
-            effort=parse_effort(launch.effort),
-            instructions=launch.instructions,
-            context_size=context_size,
-            start_date=date,
-        )
+            self.open_conversation(resume)
 
     # -- sending and generating ---------------------------------------------------------------
 
@@ -166,31 +152,23 @@ class ChatScreen(ModelLoader, ConversationEdits):
             self.prompt.give_back(message.text)
             self.notify("Still answering: press escape to stop first.", severity="warning")
             return
-        if self.session is None or self.backend is None:
+        conversation = self.conversation
+        if conversation is None:
             self.prompt.give_back(message.text)
             self.notify("No model is loaded yet.", severity="warning")
             return
-        self.session.add_user(message.text)
-        if self.link is None and self.chat_app.history is not None:
-            from harmony_chat.history.link import ConversationLink
-
-            self.link = ConversationLink(self.chat_app.history)
-        if self.link is not None:
-            try:
-                self.link.record_user(self.session, message.text, self.status.model)
-            except (HarmonyChatError, OSError, sqlite3.Error) as error:
-                self.notify(f"Not saved to the history: {error}", severity="warning")
         user = UserMessage(message.text)
         await self.log_view.mount(user)
         self.exchanges.append([user])
-        await self.start_turn()
+        text = message.text
+        await self.start_turn(lambda should_stop: conversation.send(text, should_stop))
 
-    async def start_turn(self, effort: Effort | None = None) -> None:
-        """Start generating the assistant's answer to the conversation as it stands."""
-        assert self.session is not None and self.backend is not None
+    async def start_turn(self, operation: Operation, effort: Effort | None = None) -> None:
+        """Show a new assistant turn and run ``operation`` for it in the generation worker."""
+        assert self.conversation is not None
+        self.attach_tools()
         self.turn_id += 1
-        effort = effort or self.session.effort
-        turn = AssistantTurn(self.turn_id, effort)
+        turn = AssistantTurn(self.turn_id, effort or self.conversation.effort)
         self.current_turn = turn
         await self.log_view.mount(turn)
         self.exchanges[-1].append(turn)
@@ -199,27 +177,13 @@ class ChatScreen(ModelLoader, ConversationEdits):
         self.generating = True
         self.status.state = "thinking"
         self.refresh_bindings()
-        options = TurnOptions(sampling=self.chat_app.launch.sampling, effort=effort)
-        recorder = None
-        if self.link is not None:
-            try:
-                recorder = self.link.recorder(self.status.model, effort)
-            except (HarmonyChatError, OSError, sqlite3.Error) as error:
-                self.notify(f"Not saved to the history: {error}", severity="warning")
-        self._generate(self.session, self.backend, options, self.turn_id, recorder)
+        self._generate(self.conversation, operation, self.turn_id)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="generation", description="Generating")
-    def _generate(
-        self,
-        session: ChatSession,
-        backend: ModelBackend,
-        options: TurnOptions,
-        turn_id: int,
-        recorder: TurnRecorder | None,
-    ) -> None:
+    def _generate(self, conversation: ChatConversation, operation: Operation, turn_id: int) -> None:
         from textual.worker import get_current_worker
 
-        from harmony_chat.tui.generation import run_generation
+        from harmony_chat.tui.generation import GenerationRun
 
         worker = get_current_worker()
 
@@ -228,7 +192,13 @@ class ChatScreen(ModelLoader, ConversationEdits):
             # process ends at once and the history records the partial answer as stopped.
             return self._stop.is_set() or worker.is_cancelled
 
-        run_generation(session, backend, options, turn_id, should_stop, self.post_message, recorder)
+        run = GenerationRun(turn_id, self.post_message)
+        with self.serial:
+            self.turn_context = TurnContext(turn_id, run, should_stop)
+            try:
+                run.run(operation(should_stop), conversation)
+            finally:
+                self.turn_context = None
 
     async def on_turn_events(self, message: TurnEvents) -> None:
         """Render a batch of events of the current turn, then let the worker send the next one."""
@@ -245,41 +215,50 @@ class ChatScreen(ModelLoader, ConversationEdits):
         await turn.apply(message.events)
         self.inspector.record(message.events)
         for event in message.events:
-            if isinstance(event, PromptReady) and self.session is not None:
-                self.inspector.set_prompt(self.session.encoding.decode(event.prompt.tokens))
+            if isinstance(event, PromptReady) and self.conversation is not None:
+                self.inspector.set_prompt(self.conversation.session.encoding.decode(event.prompt.tokens))
                 self.status.context_used = len(event.prompt.tokens)
             elif isinstance(event, TurnStats):
                 figures = event.stats
                 self.status.ttft, self.status.speed = figures.ttft_s, figures.decode_tokens_per_s
                 self.status.context_used = figures.prompt_tokens + figures.generated_tokens
-        if turn.stop_reason is None:
+            elif isinstance(event, Notice):
+                self.notify(event.text, severity="warning" if event.severity == "warning" else "information")
+        if self._stop.is_set():
+            return
+        if turn.tool_running:
+            self.status.state = "running a tool"
+        elif turn.stop_reason is None:
             self.status.state = "thinking" if turn.thinking else "answering"
 
     async def on_turn_done(self, message: TurnDone) -> None:
         """Close the turn; show an error, giving the user's words back if nothing was generated."""
         self.generating = False
         self.turn_done_at = time.monotonic()
-        if message.history_error:
-            self.notify(message.history_error, severity="warning")
+        self.close_approval()
         self.status.state = "idle"
         self.refresh_bindings()
         turn = self.current_turn
-        if message.error and turn is not None and message.turn_id == turn.turn_id:
-            if message.no_output and self.session is not None and self.exchanges:
-                text = self._drop_last_exchange(keep_user=False)
-                if text is not None:
-                    self.prompt.give_back(text)
-                self.notify(message.error, title="Not sent", severity="error", timeout=8)
-            else:
-                await turn.show_error(message.error)
-                self.status.state = "error"
-        elif not message.error and self.session is not None and self.backend is not None:
-            self._prefill(self.session, self.backend)
+        if turn is None or message.turn_id != turn.turn_id:
+            return
+        if message.error and message.no_output:
+            self._remove_last_exchange(keep_user=False)
+            if message.given_back is not None:
+                self.prompt.give_back(message.given_back)
+            self.notify(message.error, title="Not sent", severity="error", timeout=8)
+            return
+        await turn.close(stopped=self._stop.is_set())
+        if message.error:
+            await turn.show_error(message.error)
+            self.status.state = "error"
+        elif self.conversation is not None:
+            self._prefill(self.conversation)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="prefill", description="Preparing the next turn")
-    def _prefill(self, session: ChatSession, backend: ModelBackend) -> None:
+    def _prefill(self, conversation: ChatConversation) -> None:
         """Evaluate the history the next prompt will show, while the user reads (see ``prefill_next_turn``)."""
-        prefill_next_turn(session, backend)
+        with self.serial:
+            conversation.prefill()
 
     def _tick(self) -> None:
         if self.generating and self.current_turn is not None:
@@ -294,20 +273,25 @@ class ChatScreen(ModelLoader, ConversationEdits):
         return True
 
     def action_stop(self) -> None:
-        """Stop generating; the partial answer stays, marked as stopped."""
+        """Stop generating (and a running tool); the partial answer stays, marked as stopped."""
         self._stop.set()
+        self.close_approval()
         self.status.state = "stopping"
 
     def action_cycle_effort(self) -> None:
         """Cycle the reasoning effort of the next turn."""
-        self.set_effort(next_effort(self.session.effort if self.session else parse_effort(self.status.effort)))
+        if self.conversation is not None:
+            self.set_effort(next_effort(self.conversation.effort))
+        else:
+            self.notify("No model is loaded yet: the effort can be set once it is.", severity="warning")
 
     def set_effort(self, effort: Effort) -> None:
         """Set the reasoning effort of the next turn."""
-        if self.session is not None:
-            self.session.effort = effort
-        self.chat_app.launch.effort = effort
-        self.status.effort = effort
+        if self.conversation is None:
+            self.notify("No model is loaded yet: the effort can be set once it is.", severity="warning")
+            return
+        self.conversation.effort = effort
+        self.status.effort = self.conversation.effort
         self.notify(f"Reasoning effort: {effort} (from the next turn on)")
 
     def action_toggle_debug(self) -> None:
@@ -320,18 +304,21 @@ class ChatScreen(ModelLoader, ConversationEdits):
                 turn.show_analysis()
             self.inspector.shown()
 
-    async def action_new_chat(self) -> None:
-        """Start a new conversation (stopping any generation first)."""
+    async def clear_view(self) -> None:
+        """Stop any generation and empty the conversation view (the conversation itself stays)."""
         if self.generating:
-            self._stop.set()
-            await self.workers.wait_for_complete()
+            self.action_stop()
+            await self.workers.wait_for_complete([w for w in self.workers if w.group == "generation"])
         await self.log_view.remove_children()
         release_removed_widgets(self.log_view)
         self.exchanges.clear()
         self.current_turn = None
         self.inspector.clear()
-        if self.session is not None:
-            self.session = self._new_session(self.session.encoding, self.session.context_size)
-        self.link = None
         self.status.context_used = 0
+
+    async def action_new_chat(self) -> None:
+        """Start a new conversation (stopping any generation first)."""
+        await self.clear_view()
+        if self.conversation is not None:
+            self.conversation.new_chat()
         self.prompt.focus()

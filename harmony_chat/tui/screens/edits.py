@@ -1,55 +1,66 @@
-"""Editing the conversation from the chat screen: regenerate, edit the last message, copy."""
+"""Editing the conversation from the chat screen: resume, regenerate, edit the last message, copy.
+
+The conversation does the editing (in a worker, since it writes the history); the screen removes
+and adds the widgets that show it.
+"""
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
+from textual import work
 from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widget import Widget
 
 from harmony_chat.errors import HarmonyChatError
 from harmony_chat.harmony.effort import Effort
+from harmony_chat.tui.messages import ConversationFailed, ConversationOpened, LastMessageTaken
 from harmony_chat.tui.widgets.turn import AssistantTurn, UserMessage, code_blocks
 
 if TYPE_CHECKING:
     from openai_harmony import Message
 
-    from harmony_chat.harmony.session import ChatSession
-    from harmony_chat.history.link import ConversationLink
+    from harmony_chat.chat.conversation import ChatConversation
+    from harmony_chat.chat.events import ChatEvent
     from harmony_chat.tui.widgets.prompt import PromptInput
+    from harmony_chat.tui.widgets.status_bar import StatusBar
 
 
 class ConversationEdits(Screen[None]):
     """Actions that change the conversation after the fact (mixed into the chat screen)."""
 
-    session: ChatSession | None
+    conversation: ChatConversation | None
     generating: bool
     exchanges: list[list[Widget]]
     current_turn: AssistantTurn | None
-    link: ConversationLink | None
+    serial: threading.Lock
 
     @property
     def prompt(self) -> PromptInput:
         """The prompt (provided by the chat screen)."""
         raise NotImplementedError
 
-    async def start_turn(self, effort: Effort | None = None) -> None:
+    @property
+    def status(self) -> StatusBar:
+        """The status bar (provided by the chat screen)."""
+        raise NotImplementedError
+
+    async def start_turn(
+        self, operation: Callable[[Callable[[], bool]], Iterator[ChatEvent]], effort: Effort | None = None
+    ) -> None:
         """Start generating (provided by the chat screen)."""
         raise NotImplementedError
 
-    async def action_new_chat(self) -> None:
-        """Start a new conversation (provided by the chat screen)."""
+    async def clear_view(self) -> None:
+        """Empty the conversation view (provided by the chat screen)."""
         raise NotImplementedError
 
     @property
     def log_view(self) -> VerticalScroll:
         """The scrolling conversation (provided by the chat screen)."""
-        raise NotImplementedError
-
-    @property
-    def effort_shown(self) -> Effort:
-        """The effort the status bar shows for the next turn (provided by the chat screen)."""
         raise NotImplementedError
 
     def action_history(self) -> None:
@@ -65,38 +76,49 @@ class ConversationEdits(Screen[None]):
 
             self.app.push_screen(HistoryScreen(store), self._open_chosen)
 
-    async def _open_chosen(self, conversation: int | None) -> None:
+    def _open_chosen(self, conversation: int | None) -> None:
         if conversation is not None:
-            await self.open_conversation(conversation)
+            self.open_conversation(conversation)
 
-    async def open_conversation(self, conversation: int) -> None:
-        """Show a stored conversation and continue it (same date, so the prompt prefix matches)."""
-        from harmony_chat.history.link import ConversationLink
-        from harmony_chat.history.recording import resume_session
-
-        store = getattr(self.app, "history", None)
-        if store is None or self.session is None:
+    def open_conversation(self, conversation: int) -> None:
+        """Continue a stored conversation (loaded by a worker; shown when it is ready)."""
+        if self.conversation is None:
             self.notify("Load a model first.", severity="warning")
+        elif self.generating:
+            self.notify("Stop the answer first (escape).", severity="warning")
+        else:
+            self._resume(self.conversation, conversation)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="conversation", description="Opening")
+    def _resume(self, chat: ChatConversation, conversation: int) -> None:
+        with self.serial:
+            effort = chat.effort  # the effort shown is the effort used, not the one stored
+            try:
+                stored = chat.resume(conversation)
+            except HarmonyChatError as error:
+                self.post_message(ConversationFailed(str(error)))
+                return
+            chat.effort = effort
+        self.post_message(ConversationOpened(chat, stored))
+
+    def on_conversation_failed(self, message: ConversationFailed) -> None:
+        """Say why a conversation could not be opened or changed."""
+        self.notify(message.error, severity="error", markup=False)
+
+    async def on_conversation_opened(self, message: ConversationOpened) -> None:
+        """Show the stored conversation the chat now continues."""
+        if message.conversation is not self.conversation:
             return
-        try:
-            stored = store.load(conversation)
-        except HarmonyChatError as error:
-            self.notify(str(error), severity="error", markup=False)
-            return
-        encoding, context = self.session.encoding, self.session.context_size
-        await self.action_new_chat()
-        session = self.session = resume_session(encoding, stored, context)
-        session.effort = self.effort_shown  # the effort shown is the effort used, not the one stored
-        pairs = zip(stored.message_ids, stored.messages, strict=True)
-        self.link = ConversationLink(store, conversation, [i for i, m in pairs if m.author.role.value == "user"])
+        await self.clear_view()
+        stored, chat = message.stored, message.conversation
         turns = {turn.id: turn for turn in stored.turns}
         groups: list[tuple[Message, list[Message], int | None]] = []
-        for message, message_turn in zip(stored.messages, stored.message_turns, strict=True):
-            if message.author.role.value == "user":
-                groups.append((message, [], None))
+        for stored_message, message_turn in zip(stored.messages, stored.message_turns, strict=True):
+            if stored_message.author.role.value == "user":
+                groups.append((stored_message, [], None))
             elif groups:
                 user, answers, turn_id = groups[-1]
-                answers.append(message)
+                answers.append(stored_message)
                 groups[-1] = (user, answers, message_turn if message_turn is not None else turn_id)
         for number, (user_message, answers, turn_id) in enumerate(groups, start=1):
             user = UserMessage("".join(getattr(part, "text", "") for part in user_message.content))
@@ -104,26 +126,16 @@ class ConversationEdits(Screen[None]):
             self.exchanges.append([user])
             if answers:
                 row = turns.get(turn_id) if turn_id is not None else None
-                widget = AssistantTurn(-number, row.effort if row else session.effort)
+                widget = AssistantTurn(-number, row.effort if row else chat.effort)
                 await self.log_view.mount(widget)
                 await widget.show_stored(answers, row.status if row else "complete")
                 self.exchanges[-1].append(widget)
         self.log_view.anchor()  # stay at the last message while answers and the welcome panel lay out
-        self.notify(f"Continuing conversation #{conversation} at effort {session.effort}: {stored.title}")
+        self.status.effort = chat.effort
+        self.notify(f"Continuing conversation #{stored.id} at effort {chat.effort}: {stored.title}", markup=False)
 
-    def _drop_last_exchange(self, keep_user: bool) -> str | None:
-        """Remove the last exchange from the session and the screen; return the user's text."""
-        assert self.session is not None
-        history = self.session.history
-        last_user = max((i for i, m in enumerate(history) if m.author.role.value == "user"), default=None)
-        if last_user is None:
-            return None
-        text = "".join(getattr(part, "text", "") for part in history[last_user].content)
-        del history[last_user + (1 if keep_user else 0) :]
-        if self.session.turns:
-            self.session.turns.pop()
-        if self.link is not None:
-            self.link.drop_last_exchange(keep_user)
+    def _remove_last_exchange(self, keep_user: bool) -> None:
+        """Remove the last exchange's widgets (the answer only, with ``keep_user``)."""
         widgets = self.exchanges[-1] if self.exchanges else []
         for widget in widgets[1:] if keep_user else widgets:
             widget.remove()
@@ -132,24 +144,34 @@ class ConversationEdits(Screen[None]):
         elif self.exchanges:
             self.exchanges.pop()
         self.current_turn = None
-        return text
 
     async def regenerate(self, effort: Effort | None = None) -> None:
         """Generate the last answer again, optionally at another effort."""
-        if self.generating or self.session is None or not self.exchanges:
+        chat = self.conversation
+        if self.generating or chat is None or not self.exchanges:
             self.notify("Nothing to regenerate right now.", severity="warning")
             return
-        self._drop_last_exchange(keep_user=True)
-        await self.start_turn(effort)
+        self._remove_last_exchange(keep_user=True)
+        await self.start_turn(lambda should_stop: chat.regenerate(effort, should_stop), effort)
 
     def edit_last(self) -> None:
         """Put the last user message back into the prompt (its answer is removed)."""
-        if self.generating or self.session is None or not self.exchanges:
+        if self.generating or self.conversation is None or not self.exchanges:
             self.notify("Nothing to edit right now.", severity="warning")
             return
-        text = self._drop_last_exchange(keep_user=False)
-        if text is not None:
-            self.prompt.give_back(text)
+        self._remove_last_exchange(keep_user=False)
+        self._take_last(self.conversation)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="conversation", description="Editing")
+    def _take_last(self, chat: ChatConversation) -> None:
+        with self.serial:
+            text = chat.edit_last()
+        self.post_message(LastMessageTaken(text))
+
+    def on_last_message_taken(self, message: LastMessageTaken) -> None:
+        """Put the taken-back message into the prompt."""
+        if message.text is not None:
+            self.prompt.give_back(message.text)
             self.prompt.focus()
 
     def last_answer(self) -> str:

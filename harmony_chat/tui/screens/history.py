@@ -3,6 +3,8 @@
 Titles and snippets are the user's and the model's text: they reach the screen as ``Content``,
 never as markup, and the matched words are highlighted with styles. The history can change under
 the screen (another instance deletes a conversation): such a change gives a notice and a refresh.
+Every read and write of the store (the list, the search per keystroke, rename, delete) runs in a
+worker thread, so a database held by another instance never freezes the screen.
 """
 
 from __future__ import annotations
@@ -10,12 +12,14 @@ from __future__ import annotations
 import datetime as dt
 import sqlite3
 from collections.abc import Callable
+from dataclasses import dataclass
 
-from textual import on
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
+from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, OptionList
 from textual.widgets.option_list import Option
@@ -35,6 +39,51 @@ def hit_prompt(hit: SearchHit) -> Content:
     for start, end in hit.highlights:
         snippet = snippet.stylize(MATCH_STYLE, start, end)
     return Content.assemble(f"#{hit.conversation}  ", Content(hit.title), "\n    ", snippet)
+
+
+@dataclass
+class Listed(Message):
+    """A worker read the list (or the search hits) for the query typed at ``serial``."""
+
+    serial: int
+    rows: list[tuple[int, Content]]
+    """Each conversation's id and the option shown for it."""
+    error: str | None = None
+
+
+@dataclass
+class Changed(Message):
+    """A worker applied a change to a conversation (``gone``: it was deleted elsewhere first)."""
+
+    conversation: int
+    gone: bool = False
+    error: str | None = None
+
+
+@dataclass
+class TitleRead(Message):
+    """A worker read a conversation's title for renaming (None: see ``gone`` and ``error``)."""
+
+    conversation: int
+    title: str | None
+    gone: bool = False
+    error: str | None = None
+
+
+def list_rows(store: HistoryStore, query: str) -> list[tuple[int, Content]]:
+    """The conversations, or the search hits for ``query``, as (id, option) (runs in a worker)."""
+    rows: list[tuple[int, Content]] = []
+    if query.strip():
+        for hit in store.search(query):
+            rows.append((hit.conversation, hit_prompt(hit)))
+        return rows
+    for row in store.list_conversations():
+        when = dt.datetime.fromtimestamp(row.updated_at).strftime("%Y-%m-%d %H:%M")
+        option = Content.assemble(
+            f"#{row.id}  {when}  ", Content(row.title), Content(f"  ({row.model}, {row.messages} messages)")
+        )
+        rows.append((row.id, option))
+    return rows
 
 
 class ConfirmScreen(ModalScreen[bool]):
@@ -107,6 +156,8 @@ class HistoryScreen(ModalScreen[int | None]):
         super().__init__()
         self.store = store
         self.ids: list[int] = []
+        self._serial = 0
+        """Counts list requests; a worker's answer to an older one is dropped."""
 
     def compose(self) -> ComposeResult:
         """Build the widget tree."""
@@ -128,29 +179,28 @@ class HistoryScreen(ModalScreen[int | None]):
         return self.query_one("#history-list", OptionList)
 
     def refresh_list(self, query: str = "") -> None:
-        """Show every conversation, or the search hits for ``query``."""
-        self.options.clear_options()
-        self.ids = []
+        """Show every conversation, or the search hits for ``query`` (read by a worker)."""
+        self._serial += 1
+        self._read_list(query, self._serial)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="history-list", description="Reading the history")
+    def _read_list(self, query: str, serial: int) -> None:
         try:
-            if query.strip():
-                for hit in self.store.search(query):
-                    self.ids.append(hit.conversation)
-                    self.options.add_option(Option(hit_prompt(hit)))
-            else:
-                for row in self.store.list_conversations():
-                    when = dt.datetime.fromtimestamp(row.updated_at).strftime("%Y-%m-%d %H:%M")
-                    self.ids.append(row.id)
-                    self.options.add_option(
-                        Option(
-                            Content.assemble(
-                                f"#{row.id}  {when}  ",
-                                Content(row.title),
-                                Content(f"  ({row.model}, {row.messages} messages)"),
-                            )
-                        )
-                    )
+            rows = list_rows(self.store, query)
         except (HarmonyChatError, OSError, sqlite3.Error) as error:
-            self.notify(f"The history could not be read: {error}", severity="error", markup=False)
+            self.post_message(Listed(serial, [], f"The history could not be read: {error}"))
+            return
+        self.post_message(Listed(serial, rows))
+
+    def on_listed(self, message: Listed) -> None:
+        """Show what the worker read (unless the user typed more since)."""
+        if message.serial != self._serial:
+            return
+        if message.error:
+            self.notify(message.error, severity="error", markup=False)
+        self.options.clear_options()
+        self.ids = [conversation for conversation, _ in message.rows]
+        self.options.add_options([Option(option) for _, option in message.rows])
         if self.ids:
             self.options.highlighted = 0
 
@@ -165,18 +215,27 @@ class HistoryScreen(ModalScreen[int | None]):
         )
         self._refresh()
 
-    def _change(self, conversation: int, change: Callable[[], None]) -> bool:
+    @work(thread=True, exit_on_error=False, group="history-change", description="Changing the history")
+    def _change(self, conversation: int, change: Callable[[], None]) -> None:
         """Apply a change to the store; a conversation gone meanwhile gives a notice and a refresh."""
         try:
             change()
         except HistoryError:
-            self._changed_elsewhere(conversation)
-            return False
+            self.post_message(Changed(conversation, gone=True))
+            return
         except (HarmonyChatError, OSError, sqlite3.Error) as error:
-            self.notify(f"The history could not be changed: {error}", severity="error", markup=False)
-            return False
-        self._refresh()
-        return True
+            self.post_message(Changed(conversation, error=f"The history could not be changed: {error}"))
+            return
+        self.post_message(Changed(conversation))
+
+    def on_changed(self, message: Changed) -> None:
+        """Show the outcome of a change."""
+        if message.gone:
+            self._changed_elsewhere(message.conversation)
+        elif message.error:
+            self.notify(message.error, severity="error", markup=False)
+        else:
+            self._refresh()
 
     @on(Input.Changed, "#history-search")
     def search(self, event: Input.Changed) -> None:
@@ -200,17 +259,30 @@ class HistoryScreen(ModalScreen[int | None]):
         return self.ids[highlighted] if highlighted is not None and self.ids else None
 
     def action_rename(self) -> None:
-        """Rename the highlighted conversation."""
+        """Rename the highlighted conversation (its stored title is read first, by a worker)."""
         conversation = self._selected()
-        if conversation is None:
-            return
+        if conversation is not None:
+            self._read_title(conversation)
+
+    @work(thread=True, exit_on_error=False, group="history-change", description="Reading a title")
+    def _read_title(self, conversation: int) -> None:
         try:
             title = self.store.load(conversation).title
         except HistoryError:
+            self.post_message(TitleRead(conversation, None, gone=True))
+        except (HarmonyChatError, OSError, sqlite3.Error) as error:
+            self.post_message(TitleRead(conversation, None, error=f"The history could not be read: {error}"))
+        else:
+            self.post_message(TitleRead(conversation, title))
+
+    def on_title_read(self, message: TitleRead) -> None:
+        """Ask for the new title."""
+        conversation, title = message.conversation, message.title
+        if message.gone:
             self._changed_elsewhere(conversation)
             return
-        except (HarmonyChatError, OSError, sqlite3.Error) as error:
-            self.notify(f"The history could not be read: {error}", severity="error", markup=False)
+        if title is None:
+            self.notify(message.error or "The history could not be read.", severity="error", markup=False)
             return
 
         def done(new_title: str | None) -> None:

@@ -6,6 +6,7 @@ behind its welcome panel, reports late is ignored, so an old error panel never c
 
 from __future__ import annotations
 
+import threading
 from typing import TYPE_CHECKING, cast
 
 from textual import on, work
@@ -13,21 +14,22 @@ from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.screen import Screen
 
-from harmony_chat.backends.base import ModelBackend
-from harmony_chat.tui.messages import ModelFailed, ModelLoading, ModelsFound
+from harmony_chat.tui.messages import ModelFailed, ModelLoading, ModelReady, ModelsFound
 from harmony_chat.tui.widgets.status_bar import StatusBar
 from harmony_chat.tui.widgets.welcome import WelcomePanel
 
 if TYPE_CHECKING:
+    from harmony_chat.chat.conversation import ChatConversation
     from harmony_chat.tui.app import HarmonyChatApp
 
 
 class ModelLoader(Screen[None]):
     """Model loading and the welcome panel (mixed into the chat screen)."""
 
-    backend: ModelBackend | None
+    conversation: ChatConversation | None
     load_id: int
     """Counts model loads (set by the chat screen)."""
+    serial: threading.Lock
 
     @property
     def chat_app(self) -> HarmonyChatApp:
@@ -45,26 +47,42 @@ class ModelLoader(Screen[None]):
         raise NotImplementedError
 
     def load(self) -> None:
-        """Load the configured model in a worker thread (beside the welcome panel for the pocket model)."""
+        """Load the configured model in a worker thread (beside the welcome panel for the pocket model).
+
+        The conversation on the previous model, if any, is let go: its model is closed, and the
+        new conversation keeps its effort.
+        """
         self.load_id += 1
         self.status.state = "loading"
         self.status.model = "loading model…"
-        self._load_worker(self.load_id)
-        if self.chat_app.launch.uses_pocket:
+        previous, self.conversation = self.conversation, None
+        self._load_worker(self.load_id, previous)
+        if self.chat_app.options.uses_pocket:
             self._find_models(None, self.load_id)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="load", description="Loading the model")
-    def _load_worker(self, load_id: int) -> None:
-        from harmony_chat.tui.generation import load_model
+    def _load_worker(self, load_id: int, previous: ChatConversation | None) -> None:
+        from harmony_chat.chat.factory import create_conversation
+        from harmony_chat.tui.generation import load_in_worker
 
         def post(message: Message) -> bool:
             # A load the user has moved on from (another model picked meanwhile) reports nothing.
             return load_id == self.load_id and self.post_message(message)
 
-        previous, self.backend = self.backend, None
+        app = self.chat_app
         if previous is not None:
-            previous.close()
-        self.backend = load_model(self.chat_app.launch, post, self.chat_app.backend_factory)
+            with self.serial:  # a prefill may still be using the old model
+                previous.backend.close()
+        model = load_in_worker(app.options, post, app.backend_factory)
+        if model is None:
+            return
+        if load_id != self.load_id:
+            model.backend.close()
+            return
+        conversation = create_conversation(app.options, model, store=app.history)
+        if previous is not None:
+            conversation.effort = previous.effort
+        self.post_message(ModelReady(model, conversation))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="discover", description="Finding models")
     def _find_models(self, notice: str | None, load_id: int) -> None:
@@ -78,7 +96,7 @@ class ModelLoader(Screen[None]):
             return
         for old in self.query(WelcomePanel):
             await old.remove()
-        pocket = self.chat_app.launch.uses_pocket and message.notice is None
+        pocket = self.chat_app.options.uses_pocket and message.notice is None
         await self.log_view.mount(WelcomePanel(message.models, message.notice, pocket=pocket), before=0)
         if message.notice:
             self.status.state = "model failed to load"

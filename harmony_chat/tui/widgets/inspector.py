@@ -8,14 +8,16 @@ from __future__ import annotations
 
 import re
 from collections import deque
+from collections.abc import Sequence
 
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Collapsible, RichLog, Static
 
+from harmony_chat.chat.events import ChatEvent
 from harmony_chat.harmony.events import RawToken, Recovery
-from harmony_chat.harmony.turn import PromptReady, TurnEvent, TurnStats
+from harmony_chat.harmony.turn import PromptReady, TurnStats
 from harmony_chat.tui.literal import literal, visible
 
 TEXT_WIDTH = 18
@@ -63,7 +65,7 @@ class TokenInspector(Vertical):
             yield Static("", id="inspector-prompt-text", markup=False)
         yield RichLog(max_lines=MAX_ROWS, wrap=False, markup=False, highlight=False, id="inspector-log")
 
-    def record(self, events: list[TurnEvent]) -> None:
+    def record(self, events: Sequence[ChatEvent]) -> None:
         """Take in a batch of events (called for every batch, visible or not)."""
         for event in events:
             if isinstance(event, RawToken):

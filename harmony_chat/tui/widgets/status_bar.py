@@ -1,4 +1,4 @@
-"""The status bar: model, device, effort, context use, last turn's speed, and what the app is doing."""
+"""The status bar: model, device, effort, context use, last turn's speed, tools, and what the app is doing."""
 
 from __future__ import annotations
 
@@ -28,6 +28,10 @@ class StatusBar(Static):
     state = reactive("idle")
     debug = reactive(False)
     history_off = reactive(False)
+    tools_state = reactive("")
+    """``""`` (no tools configured), ``starting`` or ``ready``."""
+    tool_count = reactive(0)
+    servers_failed = reactive(0)
 
     def render(self) -> Content:
         """Compose the line (the model's name comes from its file: shown as text)."""
@@ -39,9 +43,19 @@ class StatusBar(Static):
             parts.append(f"ctx {_short(self.context_used)}/{_short(self.context_size)}")
         if self.speed:
             parts.append(f"ttft {self.ttft:.2f}s · {self.speed:.1f} tok/s")
+        if self.tools_state:
+            parts.append(self._tools())
         if self.debug:
             parts.append("DEBUG")
         if self.history_off:
             parts.append("history off")
         parts.append(self.state)
         return literal(" · ".join(parts).replace("\n", " "))  # one line, whatever a model's name holds
+
+    def _tools(self) -> str:
+        text = f"{self.tool_count} tool{'' if self.tool_count == 1 else 's'}"
+        if self.tools_state == "starting":
+            text += " (starting)"
+        if self.servers_failed:
+            text += f", {self.servers_failed} server{'' if self.servers_failed == 1 else 's'} failed"
+        return text

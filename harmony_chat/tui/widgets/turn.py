@@ -2,8 +2,9 @@
 
 The assistant turn turns engine events into widgets: the final answer streams as Markdown
 through ``MarkdownStream``; commentary preambles are quiet lines; tool calls are collapsible
-rows; analysis (raw chain of thought) is kept in a block that only debug mode shows, while a
-thinking indicator counts its tokens.
+rows that follow the call through approval, running and its result (a tool loop's steps all land
+in one turn); analysis (raw chain of thought) is kept in a block that only debug mode shows, while
+a thinking indicator counts its tokens.
 """
 
 from __future__ import annotations
@@ -11,14 +12,12 @@ from __future__ import annotations
 import re
 import time
 from typing import TYPE_CHECKING
-from urllib.parse import urlsplit
 
-from markdown_it import MarkdownIt
 from textual.app import ComposeResult
 from textual.containers import Vertical
-from textual.widgets import Collapsible, Markdown, Static
-from textual.widgets.markdown import MarkdownStream
+from textual.widgets import Static
 
+from harmony_chat.chat.events import ChatEvent, StepStarted, ToolFinished, ToolLoopLimit, ToolStarted
 from harmony_chat.harmony.events import (
     ContentDelta,
     MessageStarted,
@@ -28,9 +27,13 @@ from harmony_chat.harmony.events import (
     StopReason,
     ToolCall,
 )
-from harmony_chat.harmony.turn import TurnEvent, TurnStats
+from harmony_chat.harmony.turn import TurnStats
 from harmony_chat.harmony.visibility import Display, MessageKind, display_of, message_kind, rule_of
-from harmony_chat.tui.literal import literal, visible
+from harmony_chat.tui.literal import literal
+from harmony_chat.tui.widgets.answer import Answer
+from harmony_chat.tui.widgets.tool_row import ToolCallRow, ToolRow
+
+__all__ = ["Answer", "AssistantTurn", "ToolCallRow", "ToolRow", "UserMessage", "code_blocks"]
 
 if TYPE_CHECKING:
     from openai_harmony import Message
@@ -41,20 +44,6 @@ _FENCE = re.compile(r"```[^\n]*\n(.*?)```", re.S)
 def code_blocks(markdown: str) -> list[str]:
     """Return the contents of the fenced code blocks in ``markdown``."""
     return [match.group(1).rstrip("\n") for match in _FENCE.finditer(markdown)]
-
-
-WEB_SCHEMES = ("http", "https")
-"""Link schemes a click on a link in an answer opens (in the browser); other links are only shown."""
-
-
-def answer_parser() -> MarkdownIt:
-    """The Markdown parser for answers: GitHub-like, with raw HTML shown as the text it is.
-
-    A terminal cannot render HTML, and Textual drops HTML blocks and inline tags: the streaming view
-    then also replaced the block before an HTML block with the block after it (Textual's
-    ``Markdown.append`` assumes every top-level token makes a widget).
-    """
-    return MarkdownIt("gfm-like", {"html": False})
 
 
 class UserMessage(Static):
@@ -68,50 +57,6 @@ class UserMessage(Static):
         super().__init__(literal(text), markup=False)
         self.text = text
         """The message as sent."""
-
-
-class ToolRow(Collapsible):
-    """A collapsed row for a tool call or a tool result; title and body are shown as text."""
-
-    def __init__(self, title: str, body: str) -> None:
-        # Textual shows Content titles as they are (CollapsibleTitle.label takes Content); a str is markup.
-        super().__init__(Static(literal(body), markup=False), title=literal(title), collapsed=True)  # type: ignore[arg-type]
-
-
-class Answer(Markdown):
-    """The final answer, streamed as Markdown (control characters made visible, links never actions)."""
-
-    DEFAULT_CSS = "Answer { margin: 0; padding: 0 1; background: transparent; }"
-
-    def __init__(self) -> None:
-        super().__init__("", classes="answer", open_links=False, parser_factory=answer_parser)
-        self._stream: MarkdownStream | None = None
-        self._held_cr = False
-
-    async def write(self, fragment: str) -> None:
-        """Append a fragment through the widget's Markdown stream."""
-        if self._stream is None:
-            self._stream = Markdown.get_stream(self)
-        text = ("\r" if self._held_cr else "") + fragment
-        self._held_cr = text.endswith("\r")  # a CR LF may be split between fragments
-        await self._stream.write(visible(text[:-1] if self._held_cr else text))
-
-    async def finish(self) -> None:
-        """Flush and close the stream."""
-        if self._held_cr and self._stream is not None:
-            self._held_cr = False
-            await self._stream.write(visible("\r"))
-        if self._stream is not None:
-            await self._stream.stop()
-            self._stream = None
-
-    def on_markdown_link_clicked(self, event: Markdown.LinkClicked) -> None:
-        """Open web links in the browser; anything else (``app.quit``, ``file:``) is only named."""
-        event.stop()
-        if urlsplit(event.href).scheme.lower() in WEB_SCHEMES:
-            self.app.open_url(event.href)
-        else:
-            self.notify(f"Not opened (not a web link): {event.href}", severity="warning")
 
 
 class AssistantTurn(Vertical):
@@ -148,6 +93,12 @@ class AssistantTurn(Vertical):
         self._preamble_text = ""
         self._channel: str | None = None
         self._recipient: str | None = None
+        self._call: ToolCallRow | None = None
+        """The last tool call's row (approval, running and the result land here)."""
+        self._stats: TurnStats | None = None
+        self._generated = 0
+        self._steps = 0
+        self.closed = False
 
     def compose(self) -> ComposeResult:
         """Build the widget tree."""
@@ -158,21 +109,33 @@ class AssistantTurn(Vertical):
         """Whether the model is reasoning (analysis) right now."""
         return self.stop_reason is None and self._channel in (None, "analysis")
 
+    @property
+    def tool_running(self) -> bool:
+        """Whether a tool call of this turn is being asked about or runs."""
+        return self._call is not None and self._call.state in ("asking", "running")
+
     def tick(self) -> None:
-        """Refresh the thinking indicator's live count and elapsed time."""
+        """Refresh the thinking indicator's live count and elapsed time, and a running tool's."""
         if self.stop_reason is None and self._thinking.display:
             seconds = time.monotonic() - self._started
             label = "Thinking" if self._channel in (None, "analysis") else "Working"
             self._thinking.update(f"{label}… {self.analysis_tokens} tokens · {seconds:.1f}s")
+        if self._call is not None:
+            self._call.tick()
 
-    async def apply(self, events: list[TurnEvent]) -> None:
+    def tool_asking(self) -> None:
+        """The user is asked about the last tool call."""
+        if self._call is not None:
+            self._call.asking()
+
+    async def apply(self, events: list[ChatEvent]) -> None:
         """Render a batch of events, coalescing consecutive deltas of the answer."""
         pending = ""
         for event in events:
             if isinstance(event, ContentDelta) and display_of(event.channel, event.recipient) is Display.ANSWER:
                 pending += event.text
                 continue
-            if pending:
+            if pending and not isinstance(event, RawToken):  # a token count needs no flush: one write per batch
                 await self._write_answer(pending)
                 pending = ""
             await self._apply_one(event)
@@ -180,8 +143,10 @@ class AssistantTurn(Vertical):
             await self._write_answer(pending)
         self.tick()
 
-    async def _apply_one(self, event: TurnEvent) -> None:
-        if isinstance(event, RawToken):
+    async def _apply_one(self, event: ChatEvent) -> None:
+        if isinstance(event, StepStarted | ToolStarted | ToolFinished | ToolLoopLimit):
+            await self._apply_tool_event(event)
+        elif isinstance(event, RawToken):
             if event.channel == "analysis":
                 self.analysis_tokens += 1
             elif event.channel == "final":
@@ -197,8 +162,8 @@ class AssistantTurn(Vertical):
                 self._analysis_text.append(event.text)
                 await self._ensure_analysis()
         elif isinstance(event, ToolCall):
-            title = f"Tool call → {event.name}" + ("" if event.runnable else " (malformed, not run)")
-            await self.mount(ToolRow(title, event.arguments), before=self._answer)
+            self._call = ToolCallRow(event.name, event.arguments, event.runnable)
+            await self.mount(self._call, before=self._answer)
         elif isinstance(event, NoAnswer):
             self.no_answer = True
             await self.mount(Static("The model gave no answer.", classes="notice no-answer", markup=False))
@@ -207,7 +172,42 @@ class AssistantTurn(Vertical):
             notice = f"Repaired malformed model output ({event.kind}): {event.detail}"
             await self.mount(Static(literal(notice), classes="notice", markup=False))
         elif isinstance(event, TurnStats):
-            await self._finish(event)
+            self._stats = event
+            self._generated += event.stats.generated_tokens
+            self.stop_reason = event.reason
+            self._thinking.display = False
+            if event.reason is not StopReason.CALL:
+                await self._finish(event)
+
+    async def _apply_tool_event(self, event: StepStarted | ToolStarted | ToolFinished | ToolLoopLimit) -> None:
+        if isinstance(event, StepStarted):
+            self._steps = event.step
+            if event.step > 1:  # the model goes on with the tool's result
+                self.stop_reason, self._channel, self._preamble = None, None, None
+                self._thinking.display = True
+        elif isinstance(event, ToolStarted):
+            row = await self._call_row(event.name, event.arguments)
+            row.running(event.server)
+        elif isinstance(event, ToolFinished):
+            row = await self._call_row(event.name, "")
+            row.finished(event.server, event.result, event.approval)
+        else:
+            notice = f"Stopped after {event.max_steps} steps (the limit per turn); the last call was not run."
+            await self.mount(Static(notice, classes="notice tool-limit", markup=False), before=self._answer)
+
+    async def _call_row(self, name: str, arguments: str) -> ToolCallRow:
+        if self._call is None or self._call.state not in (None, "asking", "running"):
+            self._call = ToolCallRow(name, arguments)
+            await self.mount(self._call, before=self._answer)
+        return self._call
+
+    async def close(self, stopped: bool) -> None:
+        """The turn's worker ended: finish a turn that stopped between steps (a tool call, a stop)."""
+        if self.closed or self._stats is None:
+            return
+        if self.stop_reason is StopReason.CALL or self.stop_reason is None:
+            self._thinking.display = False
+            await self._finish(self._stats, stopped)
 
     async def _write_answer(self, text: str) -> None:
         if self._answer is None:
@@ -238,25 +238,33 @@ class AssistantTurn(Vertical):
                 literal("Analysis (raw chain of thought, not reviewed for safety)\n" + "".join(self._analysis_text))
             )
 
-    def add_tool_result(self, name: str, output: str) -> None:
-        """Show a tool's result as a collapsible row."""
-        self.mount(ToolRow(f"Tool result ← {name}", output))
+    async def add_tool_result(self, name: str, output: str) -> None:
+        """Show a stored tool result: in its call's row, or as a row of its own."""
+        if self._call is not None and self._call.state is None and self._call.tool_name == name:
+            self._call.restored(output)
+        else:
+            await self.mount(ToolRow(f"Tool result ← {name}", output))
 
-    async def _finish(self, stats: TurnStats) -> None:
+    async def _finish(self, stats: TurnStats, stopped: bool = False) -> None:
+        self.closed = True
         self.stop_reason = stats.reason
         if self._answer is not None:
             await self._answer.finish()
         self._thinking.display = False
         figures = stats.stats
-        parts = [f"effort {stats.effort}", f"{figures.generated_tokens} tokens"]
+        parts = [f"effort {stats.effort}", f"{self._generated} tokens"]
+        if self._steps > 1:
+            parts.append(f"{self._steps} steps")
         if figures.decode_tokens_per_s:
             parts.append(f"{figures.decode_tokens_per_s:.1f} tok/s")
-        if stats.reason is StopReason.CANCELLED:
+        if stats.reason is StopReason.CANCELLED or stopped:
             parts.insert(0, "■ stopped")
         elif stats.truncated or stats.reason is StopReason.LENGTH:
             parts.insert(0, "✂ cut off at the token limit")
-        elif stats.reason is StopReason.CALL and not self.no_answer:
-            parts.insert(0, "waiting for a tool result")
+        elif (
+            stats.reason is StopReason.CALL and not self.no_answer and (self._call is None or self._call.state is None)
+        ):
+            parts.insert(0, "the tool call was not run (no tools are available)")
         if stats.evicted_turns:
             parts.append(f"{stats.evicted_turns} oldest turns left out of the context")
         await self.mount(Static(literal(" · ".join(parts)), classes="footer", markup=False))
@@ -267,9 +275,10 @@ class AssistantTurn(Vertical):
             text = "".join(getattr(part, "text", "") for part in message.content)
             kind = message_kind(message)
             if kind is MessageKind.TOOL_RESULT:
-                self.add_tool_result(message.author.name or "tool", text)
+                await self.add_tool_result(message.author.name or "tool", text)
             elif kind is MessageKind.TOOL_CALL:
-                await self.mount(ToolRow(f"Tool call → {message.recipient}", text))
+                self._call = ToolCallRow(message.recipient or "tool", text)
+                await self.mount(self._call)
             elif rule_of(message).display is Display.ANSWER:
                 await self._write_answer(text)
             elif kind is MessageKind.PREAMBLE:
@@ -279,6 +288,7 @@ class AssistantTurn(Vertical):
                 self._analysis_text.append(text)
                 await self._ensure_analysis()
         self.stop_reason = StopReason.RETURN
+        self.closed = True
         self._thinking.display = False
         if self._answer is not None:
             await self._answer.finish()

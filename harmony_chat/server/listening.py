@@ -1,0 +1,63 @@
+"""uvicorn for ``serve``: registers the server once it listens, and unregisters it when it stops.
+
+Unregistering happens as shutdown begins, inside uvicorn's own signal handling: after a SIGTERM
+uvicorn re-raises the signal once it has shut down, which ends the process before any ``finally``
+of the caller could run.
+"""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+
+import uvicorn
+
+from harmony_chat.server.registry import register, unregister
+
+
+class RegisteringServer(uvicorn.Server):
+    """A uvicorn server listed in the registry while it listens.
+
+    Args:
+        config: uvicorn's configuration.
+        model: the model name the server answers to.
+        api_key: whether clients must send a key.
+        directory: the registry folder (None: the user's).
+    """
+
+    def __init__(
+        self, config: uvicorn.Config, *, model: str, api_key: bool = False, directory: Path | None = None
+    ) -> None:
+        super().__init__(config)
+        self.model = model
+        self.api_key = api_key
+        self.directory = directory
+        self.registration: Path | None = None
+        """The registry file while the server listens."""
+
+    def bound_port(self) -> int:
+        """The port it listens on (the one the OS chose for port 0)."""
+        for server in self.servers:
+            for sock in server.sockets:
+                if sock.family in (socket.AF_INET, socket.AF_INET6):
+                    port: int = sock.getsockname()[1]
+                    return port
+        return self.config.port
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        """Start listening, then register."""
+        await super().startup(sockets)
+        if self.started:
+            self.registration = register(
+                self.config.host, self.bound_port(), self.model, api_key=self.api_key, directory=self.directory
+            )
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        """Unregister, then stop."""
+        self.unregister()
+        await super().shutdown(sockets)
+
+    def unregister(self) -> None:
+        """Remove the registry file (idempotent)."""
+        path, self.registration = self.registration, None
+        unregister(path)

@@ -1,0 +1,73 @@
+"""One options type over the config file, and the factory that turns it into backend and tools."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harmony_chat.chat.factory import UsageProblem, create_backend, mcp_servers, start_tools
+from harmony_chat.chat.options import ChatOptions
+from harmony_chat.cli.options import chat_options
+from harmony_chat.config import load_settings
+from harmony_chat.pocket.data import WEATHER_TOOL
+
+
+def _config(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "config.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_the_command_line_wins_over_the_config_and_a_model_source_replaces_the_config_one(tmp_path: Path) -> None:
+    config = _config(
+        tmp_path,
+        '[model]\npath = "/models/a.gguf"\nmax_tokens = 100\ntemperature = 0.5\n'
+        '[tools]\napprove = "none"\nmax_steps = 3\nalways = ["w.get_weather"]\nbuiltin = ["python"]\n',
+    )
+    options = chat_options(config)
+    assert (options.model, options.max_tokens, options.temperature) == (Path("/models/a.gguf"), 100, 0.5)
+    assert (options.approve, options.max_steps, options.always, options.builtin) == (
+        "none",
+        3,
+        ["w.get_weather"],
+        ["python"],
+    )
+    options = chat_options(config, max_tokens=7, demo=True, yes=True, builtin=["browser"])
+    assert options.model is None and options.demo and options.max_tokens == 7 and options.temperature == 0.5
+    assert options.approve == "all" and options.builtin == ["browser", "python"]
+    with pytest.raises(TypeError):
+        ChatOptions.from_settings(load_settings(config), no_such_option=1)
+
+
+def test_one_model_source_at_a_time(tmp_path: Path) -> None:
+    with pytest.raises(UsageProblem, match="one model source"):
+        create_backend(ChatOptions(replay=tmp_path / "a.txt", url="http://127.0.0.1:9"))
+    with pytest.raises(UsageProblem, match="--demo"):
+        create_backend(ChatOptions(model=tmp_path / "a.gguf", demo=True))
+
+
+def test_relative_mcp_cwd_is_the_config_files_folder(tmp_path: Path) -> None:
+    config = _config(tmp_path, '[mcp.servers.local]\ncommand = "server"\ncwd = "tools"\n')
+    (server,) = mcp_servers(chat_options(config)).values()
+    assert server.cwd == str(tmp_path / "tools")
+
+
+def test_the_pocket_demo_gets_its_weather_tool_from_a_real_mcp_server() -> None:
+    assert mcp_servers(ChatOptions(demo=True)) == {}  # only the app asks for the demo tools
+    options = ChatOptions(demo=True, demo_tools=True)
+    assert options.has_tools and list(mcp_servers(options)) == ["weather"]
+    assert mcp_servers(ChatOptions(model=Path("a.gguf"), demo_tools=True)) == {}
+    (toolbox,) = start_tools(options)
+    try:
+        assert toolbox.wait_ready(30.0)  # type: ignore[attr-defined]
+        (spec,) = toolbox.specs()
+        assert (spec.name, spec.description, spec.parameters) == (
+            WEATHER_TOOL.name,
+            WEATHER_TOOL.description,
+            WEATHER_TOOL.parameters,
+        )  # exactly what the pocket model was trained on
+        result = toolbox.call("get_weather", {"location": "Paris"}, timeout_s=10, should_stop=lambda: False)
+        assert result.text == '{"temperature": 18, "condition": "sunny"}'
+    finally:
+        toolbox.close()
