@@ -11,6 +11,7 @@ only raw mode and debug mode show, while a thinking indicator counts its tokens.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -40,7 +41,7 @@ from harmony_chat.harmony.events import (
 from harmony_chat.harmony.turn import TurnStats
 from harmony_chat.harmony.visibility import Display, MessageKind, display_of, message_kind, rule_of
 from harmony_chat.tui.literal import literal
-from harmony_chat.tui.widgets.answer import Answer, code_blocks
+from harmony_chat.tui.widgets.answer import Answer
 from harmony_chat.tui.widgets.reasoning import SummaryBlock, VisitList
 from harmony_chat.tui.widgets.tool_row import ToolCallRow, ToolRow
 
@@ -52,8 +53,14 @@ if TYPE_CHECKING:
     from harmony_chat.tools.browser.tool import Visit
     from harmony_chat.tui.citing import SourceLookup
 
+_FENCE = re.compile(r"```[^\n]*\n(.*?)```", re.S)
 ANALYSIS_SHOWN = ("-debug", "-reasoning-raw")
 """The screen classes under which the raw analysis is shown (debug mode, raw reasoning mode)."""
+
+
+def code_blocks(markdown: str) -> list[str]:
+    """Return the contents of the fenced code blocks in ``markdown``."""
+    return [match.group(1).rstrip("\n") for match in _FENCE.finditer(markdown)]
 
 
 def summary_cost(summaries: Sequence[ReasoningSummary]) -> str:
@@ -164,7 +171,7 @@ class AssistantTurn(Vertical):
             if isinstance(event, ContentDelta) and display_of(event.channel, event.recipient) is Display.ANSWER:
                 pending += event.text
                 continue
-            if pending:
+            if pending and not isinstance(event, RawToken):  # a token count needs no flush: one write per batch
                 await self._write_answer(pending)
                 pending = ""
             await self._apply_one(event)
