@@ -28,7 +28,7 @@ from harmony_chat.tui.render_caches import release_removed_widgets
 from harmony_chat.tui.screens.edits import ConversationEdits
 from harmony_chat.tui.screens.loading import ModelLoader
 from harmony_chat.tui.screens.reasoning import ReasoningView
-from harmony_chat.tui.screens.tooling import ToolControl, TurnContext
+from harmony_chat.tui.screens.tooling import SERVERS_REFRESH_S, ToolControl, TurnContext
 from harmony_chat.tui.slash import SlashError, parse_slash
 from harmony_chat.tui.widgets.inspector import TokenInspector
 from harmony_chat.tui.widgets.prompt import PromptInput
@@ -110,6 +110,8 @@ class ChatScreen(ModelLoader, ConversationEdits, ToolControl, ReasoningView):
         self.status.history_off = self.chat_app.history_off is not None
         self.set_interval(0.25, self._tick)
         self.set_interval(1.0, self.refresh_tool_count)
+        self.refresh_servers()
+        self.set_interval(SERVERS_REFRESH_S, self.refresh_servers)
         self.prompt.focus()
         self.show_reasoning(self.chat_app.options.reasoning)
         if self.chat_app.start_in_debug:

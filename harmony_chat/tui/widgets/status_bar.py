@@ -1,4 +1,4 @@
-"""The status bar: model, device, effort, context use, speed, tools, reasoning mode and cost, what the app does."""
+"""The status bar: model, device, effort, context, speed, tools, reasoning and its cost, servers, what the app does."""
 
 from __future__ import annotations
 
@@ -38,6 +38,8 @@ class StatusBar(Static):
     """Tokens the last turn's reasoning summaries wrote (their cost)."""
     summary_seconds = reactive(0.0)
     """Seconds the last turn waited for its reasoning summaries."""
+    serving = reactive("")
+    """The ``harmony-chat serve`` processes running on this machine (``:8000``, ``0.0.0.0:8080``), or ``""``."""
 
     def render(self) -> Content:
         """Compose the line (the model's name comes from its file: shown as text)."""
@@ -55,6 +57,8 @@ class StatusBar(Static):
             parts.append(f"reasoning {self.reasoning}")
         if self.summary_seconds:
             parts.append(f"summary {self.summary_tokens} tok {self.summary_seconds:.2f}s")
+        if self.serving:
+            parts.append(f"serving {self.serving}")
         if self.debug:
             parts.append("DEBUG")
         if self.history_off:
