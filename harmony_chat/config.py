@@ -40,6 +40,7 @@ BINDING_IDS = (
     "newline",
     "stop",
     "cycle-effort",
+    "cycle-reasoning",
     "toggle-debug",
     "new-chat",
     "history",

@@ -187,6 +187,8 @@ class HarmonyChatApp(App[None]):
             chat.edit_last()
         elif name == "copy":
             chat.copy_answer(int(args[1]) if len(args) == 2 else (0 if args else None))
+        elif name == "reasoning":
+            chat.set_reasoning(args[0])
         elif name == "debug":
             chat.action_toggle_debug()
         elif name == "theme":

@@ -40,12 +40,20 @@ STOP = Key("stop", "escape", "stop", "Stop", "Stop generating; the partial answe
 CYCLE_EFFORT = Key(
     "cycle-effort", "ctrl+r", "cycle_effort", "Effort", "Cycle reasoning effort low → medium → high", priority=True
 )
+CYCLE_REASONING = Key(
+    "cycle-reasoning",
+    "ctrl+t",
+    "cycle_reasoning",
+    "Reasoning",
+    "Cycle what you see of the reasoning: hidden → summary (written by the model) → raw (saved)",
+    priority=True,
+)
 TOGGLE_DEBUG = Key(
     "toggle-debug",
     "f12",
     "toggle_debug",
     "Debug",
-    "Show or hide the raw chain of thought and the token inspector",
+    "Show or hide the raw chain of thought and the token inspector (in any reasoning mode)",
     priority=True,
 )
 NEW_CHAT = Key("new-chat", "ctrl+n", "new_chat", "New chat", "Start a new conversation", priority=True)
@@ -57,9 +65,9 @@ HISTORY = Key(
 QUIT = Key("quit", "ctrl+q", "app.quit", "Quit", "Quit harmony-chat", priority=True)
 
 APP_KEYS = (PALETTE, HELP, QUIT)
-SCREEN_KEYS = (STOP, CYCLE_EFFORT, TOGGLE_DEBUG, NEW_CHAT, HISTORY)
+SCREEN_KEYS = (STOP, CYCLE_EFFORT, CYCLE_REASONING, TOGGLE_DEBUG, NEW_CHAT, HISTORY)
 PROMPT_KEYS = (SEND, NEWLINE)
-ALL_KEYS = (SEND, NEWLINE, STOP, CYCLE_EFFORT, TOGGLE_DEBUG, NEW_CHAT, HISTORY, PALETTE, HELP, QUIT)
+ALL_KEYS = (SEND, NEWLINE, STOP, CYCLE_EFFORT, CYCLE_REASONING, TOGGLE_DEBUG, NEW_CHAT, HISTORY, PALETTE, HELP, QUIT)
 """In the order the help screen and the README list them."""
 
 SLASH_COMMANDS = (
@@ -68,7 +76,8 @@ SLASH_COMMANDS = (
     ("/edit", "Put the last message back in the prompt to edit and resend it"),
     ("/copy", "Copy the last answer"),
     ("/copy code [N]", "Copy the last answer's code block N (default: the last one)"),
-    ("/debug", "Toggle debug mode"),
+    ("/reasoning hidden|summary|raw", "Show the reasoning as a thinking line, a summary by the model, or raw (saved)"),
+    ("/debug", "Toggle debug mode (raw chain of thought and the token inspector)"),
     ("/theme NAME", "Switch theme (the choice is saved)"),
     ("/new", "Start a new chat"),
     ("/history", "Open past conversations"),

@@ -1,4 +1,4 @@
-"""The command palette: every action, with context (efforts, debug state, themes, models found).
+"""The command palette: every action, with context (efforts, reasoning modes, debug state, themes, models found).
 
 Theme and model names come from files: entries are :class:`~textual.content.Content`, never markup.
 """
@@ -12,9 +12,11 @@ from typing import TYPE_CHECKING, cast
 from textual.command import DiscoveryHit, Hit, Hits, Matcher, Provider
 from textual.content import Content
 
+from harmony_chat.chat.summary import REASONING_MODES
 from harmony_chat.harmony.effort import EFFORTS
 from harmony_chat.tui.literal import literal, visible
 from harmony_chat.tui.screens.chat import ChatScreen
+from harmony_chat.tui.screens.reasoning import MODE_HELP
 
 if TYPE_CHECKING:
     from harmony_chat.tui.app import HarmonyChatApp
@@ -45,6 +47,11 @@ class HarmonyCommands(Provider):
                     "Raw chain of thought and every token",
                 ),
             ]
+            for mode in REASONING_MODES:
+                marker = " (current)" if mode == screen.reasoning else ""
+                commands.append(
+                    (f"reasoning: {mode}{marker}", partial(screen.set_reasoning, mode), MODE_HELP[mode] + " (saved)")
+                )
             for effort in EFFORTS:
                 marker = " (current)" if effort == current else ""
                 commands.append(

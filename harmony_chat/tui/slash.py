@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from harmony_chat.chat.summary import REASONING_MODES
 from harmony_chat.harmony.effort import EFFORTS
 
-COMMANDS = ("effort", "regen", "edit", "copy", "debug", "theme", "new", "history", "tools", "help")
+COMMANDS = ("effort", "regen", "edit", "copy", "reasoning", "debug", "theme", "new", "history", "tools", "help")
 
 
 class SlashError(ValueError):
@@ -38,8 +39,10 @@ def parse_slash(text: str) -> SlashCommand | None:
         raise SlashError("usage: /effort low|medium|high")
     if name == "regen" and (len(args) > 1 or (args and args[0].lower() not in EFFORTS)):
         raise SlashError("usage: /regen [low|medium|high]")
+    if name == "reasoning" and (len(args) != 1 or args[0].lower() not in REASONING_MODES):
+        raise SlashError("usage: /reasoning hidden|summary|raw")
     if name == "theme" and len(args) != 1:
         raise SlashError("usage: /theme NAME")
     if name == "copy" and args and (args[0] != "code" or len(args) > 2 or (len(args) == 2 and not args[1].isdigit())):
         raise SlashError("usage: /copy, or /copy code [N]")
-    return SlashCommand(name, tuple(arg.lower() if name in ("effort", "regen") else arg for arg in args))
+    return SlashCommand(name, tuple(arg.lower() if name in ("effort", "regen", "reasoning") else arg for arg in args))

@@ -1,7 +1,9 @@
 """The approval modal: a tool call the model wants to make, and the user's answer.
 
 Everything shown comes from the model or a tool server, so it is rendered as text (``Content``
-and ``rich.syntax.Syntax``), never as markup, with control characters made visible. Escape
+and ``rich.syntax.Syntax``), never as markup, with control characters made visible. The review
+says what kind of action it is (``python``'s code is labelled as written in the model's hidden
+reasoning and highlighted as Python) and what is not contained (its warning). Escape
 denies the call and stops the turn (``stop_requested``); ``n`` denies it and lets the model go on,
 with the reason typed, if any.
 """
@@ -66,7 +68,7 @@ class ApprovalScreen(ModalScreen[Decision]):
             if review.warning:
                 yield Static(literal(review.warning), id="approval-warning")
             with VerticalScroll(id="approval-arguments"):
-                arguments = Syntax(visible(review.arguments), "json", word_wrap=True, theme="ansi_dark")
+                arguments = Syntax(visible(review.arguments), review.language, word_wrap=True, theme="ansi_dark")
                 yield Static(arguments, id="approval-args")
             yield Input(placeholder="Reason for denying (optional, sent to the model)", id="approval-reason")
             with Horizontal():

@@ -19,7 +19,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, VerticalScroll
 from textual.widget import Widget
 
-from harmony_chat.chat.events import ChatEvent, Notice
+from harmony_chat.chat.events import ChatEvent, Notice, ReasoningSummary, ToolFinished
 from harmony_chat.harmony.effort import Effort, next_effort
 from harmony_chat.harmony.turn import PromptReady, TurnStats
 from harmony_chat.tui.bindings import SCREEN_KEYS
@@ -27,7 +27,8 @@ from harmony_chat.tui.messages import ModelReady, TurnDone, TurnEvents
 from harmony_chat.tui.render_caches import release_removed_widgets
 from harmony_chat.tui.screens.edits import ConversationEdits
 from harmony_chat.tui.screens.loading import ModelLoader
-from harmony_chat.tui.screens.tooling import ToolControl, TurnContext
+from harmony_chat.tui.screens.reasoning import ReasoningView
+from harmony_chat.tui.screens.tooling import SERVERS_REFRESH_S, ToolControl, TurnContext
 from harmony_chat.tui.slash import SlashError, parse_slash
 from harmony_chat.tui.widgets.inspector import TokenInspector
 from harmony_chat.tui.widgets.prompt import PromptInput
@@ -43,14 +44,15 @@ Operation = Callable[[Callable[[], bool]], Iterator[ChatEvent]]
 """A generating method of the conversation, given the turn's stop flag."""
 
 
-class ChatScreen(ModelLoader, ConversationEdits, ToolControl):
+class ChatScreen(ModelLoader, ConversationEdits, ToolControl, ReasoningView):
     """Where the conversation happens."""
 
     BINDINGS = [key.binding() for key in SCREEN_KEYS]
     DEFAULT_CSS = """
     ChatScreen #chat-log { height: 1fr; padding: 0 1; }
     ChatScreen #main { height: 1fr; }
-    ChatScreen.-debug .analysis { display: block; }
+    ChatScreen.-debug .analysis, ChatScreen.-reasoning-raw .analysis { display: block; }
+    ChatScreen.-reasoning-summary .reasoning-summary { display: block; }
     ChatScreen.-debug #inspector { display: block; }
     """
 
@@ -71,6 +73,8 @@ class ChatScreen(ModelLoader, ConversationEdits, ToolControl):
         """``time.monotonic()`` when the last turn finished rendering."""
         self.load_id = 0
         """Counts model loads; what an earlier load or its welcome panel reports late is ignored."""
+        self.visits_before = 0
+        """How many searches and pages the browser had made before the current turn."""
 
     def compose(self) -> ComposeResult:
         """Build the widget tree."""
@@ -106,7 +110,10 @@ class ChatScreen(ModelLoader, ConversationEdits, ToolControl):
         self.status.history_off = self.chat_app.history_off is not None
         self.set_interval(0.25, self._tick)
         self.set_interval(1.0, self.refresh_tool_count)
+        self.refresh_servers()
+        self.set_interval(SERVERS_REFRESH_S, self.refresh_servers)
         self.prompt.focus()
+        self.show_reasoning(self.chat_app.options.reasoning)
         if self.chat_app.start_in_debug:
             self.action_toggle_debug()
         self.call_after_refresh(self.load)
@@ -126,8 +133,10 @@ class ChatScreen(ModelLoader, ConversationEdits, ToolControl):
                 await panel.remove()
         if message.conversation is not None:
             self.conversation = message.conversation
+            self.loaded_model = message.model
             self.status.effort = self.conversation.effort
             self.attach_tools()
+            self.attach_summarizer()
         self.prompt.focus()
         resume, self.chat_app.resume = self.chat_app.resume, None
         if resume == "pick":
@@ -165,10 +174,16 @@ class ChatScreen(ModelLoader, ConversationEdits, ToolControl):
 
     async def start_turn(self, operation: Operation, effort: Effort | None = None) -> None:
         """Show a new assistant turn and run ``operation`` for it in the generation worker."""
-        assert self.conversation is not None
+        from harmony_chat.tui.browsing import visits
+
+        conversation = self.conversation
+        assert conversation is not None
         self.attach_tools()
+        self.attach_summarizer()
         self.turn_id += 1
-        turn = AssistantTurn(self.turn_id, effort or self.conversation.effort)
+        self.visits_before = len(visits(conversation))
+        self.status.summary_tokens, self.status.summary_seconds = 0, 0.0
+        turn = AssistantTurn(self.turn_id, effort or conversation.effort, conversation.citation_sources)
         self.current_turn = turn
         await self.log_view.mount(turn)
         self.exchanges[-1].append(turn)
@@ -177,7 +192,7 @@ class ChatScreen(ModelLoader, ConversationEdits, ToolControl):
         self.generating = True
         self.status.state = "thinking"
         self.refresh_bindings()
-        self._generate(self.conversation, operation, self.turn_id)
+        self._generate(conversation, operation, self.turn_id)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="generation", description="Generating")
     def _generate(self, conversation: ChatConversation, operation: Operation, turn_id: int) -> None:
@@ -224,10 +239,19 @@ class ChatScreen(ModelLoader, ConversationEdits, ToolControl):
                 self.status.context_used = figures.prompt_tokens + figures.generated_tokens
             elif isinstance(event, Notice):
                 self.notify(event.text, severity="warning" if event.severity == "warning" else "information")
+            elif isinstance(event, ReasoningSummary):
+                self.status.summary_tokens += event.stats.generated_tokens
+                self.status.summary_seconds += event.seconds
+            elif isinstance(event, ToolFinished) and event.name.startswith("browser.") and self.conversation:
+                from harmony_chat.tui.browsing import visits
+
+                await turn.show_visits(visits(self.conversation)[self.visits_before :])
         if self._stop.is_set():
             return
         if turn.tool_running:
             self.status.state = "running a tool"
+        elif turn.summarising:
+            self.status.state = "summarising the reasoning"
         elif turn.stop_reason is None:
             self.status.state = "thinking" if turn.thinking else "answering"
 
@@ -295,7 +319,7 @@ class ChatScreen(ModelLoader, ConversationEdits, ToolControl):
         self.notify(f"Reasoning effort: {effort} (from the next turn on)")
 
     def action_toggle_debug(self) -> None:
-        """Show or hide analysis and the token inspector."""
+        """Show or hide the raw analysis and the token inspector (whatever the reasoning mode)."""
         debug = not self.has_class("-debug")
         self.set_class(debug, "-debug")
         self.status.debug = debug

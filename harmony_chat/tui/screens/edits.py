@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator
+from functools import partial
 from typing import TYPE_CHECKING
 
 from textual import work
@@ -18,11 +19,10 @@ from textual.widget import Widget
 from harmony_chat.errors import HarmonyChatError
 from harmony_chat.harmony.effort import Effort
 from harmony_chat.tui.messages import ConversationFailed, ConversationOpened, LastMessageTaken
+from harmony_chat.tui.stored import stored_exchanges
 from harmony_chat.tui.widgets.turn import AssistantTurn, UserMessage, code_blocks
 
 if TYPE_CHECKING:
-    from openai_harmony import Message
-
     from harmony_chat.chat.conversation import ChatConversation
     from harmony_chat.chat.events import ChatEvent
     from harmony_chat.tui.widgets.prompt import PromptInput
@@ -112,23 +112,15 @@ class ConversationEdits(Screen[None]):
         await self.clear_view()
         stored, chat = message.stored, message.conversation
         turns = {turn.id: turn for turn in stored.turns}
-        groups: list[tuple[Message, list[Message], int | None]] = []
-        for stored_message, message_turn in zip(stored.messages, stored.message_turns, strict=True):
-            if stored_message.author.role.value == "user":
-                groups.append((stored_message, [], None))
-            elif groups:
-                user, answers, turn_id = groups[-1]
-                answers.append(stored_message)
-                groups[-1] = (user, answers, message_turn if message_turn is not None else turn_id)
-        for number, (user_message, answers, turn_id) in enumerate(groups, start=1):
-            user = UserMessage("".join(getattr(part, "text", "") for part in user_message.content))
+        for number, exchange in enumerate(stored_exchanges(stored), start=1):
+            user = UserMessage("".join(getattr(part, "text", "") for part in exchange.user.content))
             await self.log_view.mount(user)
             self.exchanges.append([user])
-            if answers:
-                row = turns.get(turn_id) if turn_id is not None else None
-                widget = AssistantTurn(-number, row.effort if row else chat.effort)
+            if exchange.answers:
+                row = turns.get(exchange.turn) if exchange.turn is not None else None
+                widget = AssistantTurn(-number, row.effort if row else chat.effort, partial(dict, exchange.sources))
                 await self.log_view.mount(widget)
-                await widget.show_stored(answers, row.status if row else "complete")
+                await widget.show_stored(exchange.answers, row.status if row else "complete", exchange.summaries)
                 self.exchanges[-1].append(widget)
         self.log_view.anchor()  # stay at the last message while answers and the welcome panel lay out
         self.status.effort = chat.effort
@@ -180,9 +172,11 @@ class ConversationEdits(Screen[None]):
         return turns[-1].final_text if turns else ""
 
     def copy_answer(self, code_block: int | None = None) -> None:
-        """Copy the last answer, or one of its code blocks (1-based; 0 means the last)."""
-        answer = self.last_answer()
+        """Copy the last answer (its citations as footnotes), or one of its code blocks (1-based; 0: the last)."""
+        turns = list(self.query(AssistantTurn))
+        answer = turns[-1].copy_text() if turns else ""
         if code_block is not None:
+            answer = self.last_answer()
             blocks = code_blocks(answer)
             if not blocks or code_block > len(blocks):
                 self.notify("The last answer has no such code block.", severity="warning")

@@ -42,6 +42,15 @@ WAIT_POLL_S = 0.05
 STOPPED_REASON = "the user stopped the turn"
 
 
+SERVERS_REFRESH_S = 3.0
+"""How often the status bar looks for running ``harmony-chat serve`` processes."""
+
+
+def server_label(host: str, port: int) -> str:
+    """How the status bar names a server: ``:8000`` on loopback, ``HOST:PORT`` when others can reach it."""
+    return f":{port}" if host in ("127.0.0.1", "localhost", "::1") else f"{host}:{port}"
+
+
 def remember_always(path: Path, key: str) -> None:
     """Add ``key`` to ``[tools] always`` in the config file, keeping the keys already there.
 
@@ -161,6 +170,12 @@ class ToolControl(Screen[None]):
                 starting += server.state == "starting"
         self.status.tool_count, self.status.servers_failed = count, failed
         self.status.tools_state = "starting" if starting else "ready"
+
+    def refresh_servers(self) -> None:
+        """Show the ``harmony-chat serve`` processes running on this machine (a folder of small files)."""
+        from harmony_chat.server.registry import running_servers
+
+        self.status.serving = " ".join(server_label(server.host, server.port) for server in running_servers())
 
     def action_tools(self) -> None:
         """Open the list of tool servers and their tools (switch a server off or on)."""

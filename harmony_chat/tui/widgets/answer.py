@@ -1,4 +1,4 @@
-"""The final answer: streamed Markdown drawn as lines, not kept as a tree of Markdown widgets.
+"""The final answer: streamed Markdown drawn as lines, citations as numbered links, links never actions.
 
 Textual's ``Markdown`` keeps a widget tree per block, and its ``append`` re-parses only from the
 last top-level block on: every block before it can no longer change. :class:`Answer` takes the
@@ -8,6 +8,11 @@ written is drawn the same way, again as it grows, in a second one; when the answ
 finished too. Blocks the line renderer does not know (and code wider than the view, which Textual
 lets scroll sideways) stay Textual's widgets. What is drawn is the same either way: tests compare
 the two cell by cell.
+
+The model's text is kept as written (:attr:`Answer.raw`); what is shown is its Markdown with
+control characters made visible and citations ``【cursor†Lx-Ly】`` turned into numbered links to
+the pages the browser read, with the list of sources under the answer once it is finished
+(:mod:`harmony_chat.tui.citing`). A click on a link opens it only when it is a web link.
 """
 
 from __future__ import annotations
@@ -24,6 +29,15 @@ from textual.widgets.markdown import MarkdownBlock, MarkdownStream
 from harmony_chat.tui.block_render import BlockPainter
 from harmony_chat.tui.block_styles import StandIns
 from harmony_chat.tui.block_tree import Node, Unsupported, assign_bullets, parse_blocks, places
+from harmony_chat.tui.citing import (
+    HELD_BACK,
+    OPEN,
+    SourceLookup,
+    Sources,
+    answer_markdown,
+    copy_markdown,
+    sources_markdown,
+)
 from harmony_chat.tui.literal import visible
 from harmony_chat.tui.widgets.finished_blocks import FinishedBlocks
 
@@ -53,15 +67,35 @@ def top_level_blocks(tokens: list[Token]) -> list[list[Token]]:
     return [block for block in blocks if block]
 
 
+def _no_sources() -> Sources:
+    return {}
+
+
 class Answer(Markdown):
-    """The final answer, streamed as Markdown (control characters made visible, links never actions)."""
+    """The final answer, streamed as Markdown (control characters made visible, citations as links).
+
+    Args:
+        sources: gives the pages the answer's citations can name (asked once a citation appears,
+            and again when the answer is finished); None: no page can be cited.
+    """
 
     DEFAULT_CSS = "Answer { margin: 0; padding: 0 1; background: transparent; }"
 
-    def __init__(self) -> None:
+    def __init__(self, sources: SourceLookup | None = None) -> None:
         super().__init__("", classes="answer", open_links=False, parser_factory=answer_parser)
         self._stream: MarkdownStream | None = None
-        self._held_cr = False
+        self._lookup = sources or _no_sources
+        self._sources: Sources | None = None
+        self.raw = ""
+        """The answer as the model wrote it."""
+        self._shown = ""
+        """The Markdown written to the stream so far."""
+        self._plain = 0
+        """How much of ``raw`` is shown, while it holds no citation (the fast path)."""
+        self._diverged = False
+        """What is shown can no longer be extended: the whole answer is shown again when it is finished."""
+        self._cited = False
+        """Whether the text holds a ``【`` (until then it is shown as it comes)."""
         self._parser = answer_parser()
         self._tail = ""
         """The source from the first line of the block being written on."""
@@ -79,24 +113,69 @@ class Answer(Markdown):
         """The widgets showing the block being written (none once the answer is finished)."""
         return [self._drawing] if self._drawing is not None else list(self._live)
 
+    @property
+    def sources(self) -> Sources:
+        """The pages the answer's citations can name (asked for once)."""
+        if self._sources is None:
+            self._sources = self._lookup()
+        return self._sources
+
     async def write(self, fragment: str) -> None:
-        """Append a fragment through the widget's Markdown stream."""
+        """Append a fragment of the model's text and show what of it is settled."""
+        self.raw += fragment
+        self._cited = self._cited or OPEN in fragment
+        if not self._cited:  # no citation: show the new text as it is (the end held back)
+            end = len(self.raw.rstrip(HELD_BACK))
+            if end > self._plain:
+                await self._send(visible(self.raw[self._plain : end]))
+                self._plain = end
+            return
+        await self._extend(answer_markdown(self.raw, self.sources, final=False))
+
+    async def _extend(self, markdown: str) -> None:
+        """Show ``markdown`` if what is shown is the start of it (else the whole is shown at the end)."""
+        if self._diverged or markdown == self._shown:
+            return
+        if not markdown.startswith(self._shown):
+            self._diverged = True
+            return
+        await self._send(markdown[len(self._shown) :])
+
+    async def _send(self, delta: str) -> None:
+        """Write Markdown to the widget's stream (which calls :meth:`append`)."""
         if self._stream is None:
             self._stream = Markdown.get_stream(self)
-        text = ("\r" if self._held_cr else "") + fragment
-        self._held_cr = text.endswith("\r")  # a CR LF may be split between fragments
-        await self._stream.write(visible(text[:-1] if self._held_cr else text))
+        self._shown += delta
+        await self._stream.write(delta)
 
     async def finish(self) -> None:
-        """Flush and close the stream; the last block is finished too."""
-        if self._held_cr and self._stream is not None:
-            self._held_cr = False
-            await self._stream.write(visible("\r"))
+        """Show the rest (with the cited pages under it), flush and close the stream; the last block is finished too."""
+        if self._sources is not None:
+            self._sources = self._lookup()  # the pages as they are now
+        cited = OPEN in self.raw
+        whole = answer_markdown(self.raw, self.sources if cited else {}, final=True)
+        whole += sources_markdown(self.raw, self.sources) if cited else ""
+        if not self._diverged:
+            await self._extend(whole)
         if self._stream is not None:
             await self._stream.stop()
             self._stream = None
         async with self.lock:
+            if self._diverged or self._shown != whole:
+                await self._start_over(whole)
             await self._absorb(final=True)
+
+    async def _start_over(self, markdown: str) -> None:
+        """Drop everything shown; ``markdown`` becomes the whole answer's source (drawn by the final absorb)."""
+        await self.remove_children()
+        self.stand_ins.clear()  # removed with the children: mounted again as the answer is drawn
+        self._live, self._drawing, self._finished_run = [], None, None
+        self._shown, self._diverged = markdown, False
+        self._markdown = self._tail = markdown
+
+    def copy_text(self) -> str:
+        """The answer to copy: as written, with citations as Markdown footnotes."""
+        return copy_markdown(self.raw, self.sources) if OPEN in self.raw else self.raw
 
     def append(self, markdown: str) -> AwaitComplete:
         """Append Markdown: finished blocks are drawn once, the block being written stays live."""

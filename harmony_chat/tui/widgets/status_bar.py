@@ -1,4 +1,4 @@
-"""The status bar: model, device, effort, context use, last turn's speed, tools, and what the app is doing."""
+"""The status bar: model, device, effort, context, speed, tools, reasoning and its cost, servers, what the app does."""
 
 from __future__ import annotations
 
@@ -32,6 +32,14 @@ class StatusBar(Static):
     """``""`` (no tools configured), ``starting`` or ``ready``."""
     tool_count = reactive(0)
     servers_failed = reactive(0)
+    reasoning = reactive("hidden")
+    """What the chat shows of the reasoning: ``hidden``, ``summary`` or ``raw``."""
+    summary_tokens = reactive(0)
+    """Tokens the last turn's reasoning summaries wrote (their cost)."""
+    summary_seconds = reactive(0.0)
+    """Seconds the last turn waited for its reasoning summaries."""
+    serving = reactive("")
+    """The ``harmony-chat serve`` processes running on this machine (``:8000``, ``0.0.0.0:8080``), or ``""``."""
 
     def render(self) -> Content:
         """Compose the line (the model's name comes from its file: shown as text)."""
@@ -45,6 +53,12 @@ class StatusBar(Static):
             parts.append(f"ttft {self.ttft:.2f}s · {self.speed:.1f} tok/s")
         if self.tools_state:
             parts.append(self._tools())
+        if self.reasoning != "hidden":
+            parts.append(f"reasoning {self.reasoning}")
+        if self.summary_seconds:
+            parts.append(f"summary {self.summary_tokens} tok {self.summary_seconds:.2f}s")
+        if self.serving:
+            parts.append(f"serving {self.serving}")
         if self.debug:
             parts.append("DEBUG")
         if self.history_off:

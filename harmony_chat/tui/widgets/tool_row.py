@@ -2,8 +2,8 @@
 
 The row is collapsible: its title says which tool and where the call stands (asking, running
 with the time it has taken, done, denied, failed, timed out, cancelled); the body holds the
-arguments as formatted JSON and the result. Everything here comes from the model or a tool, so
-it is shown as text, never as markup.
+arguments as formatted JSON (``python``'s code, highlighted as Python) and the result.
+Everything here comes from the model or a tool, so it is shown as text, never as markup.
 """
 
 from __future__ import annotations
@@ -34,6 +34,15 @@ HOW_APPROVED = {
     "denied": "",
     "not-run": "",
 }
+
+
+CODE_LABEL = "code the model wants to run (written in its hidden reasoning)"
+
+
+def is_code_call(name: str) -> bool:
+    """Whether a call to ``name`` is code for the ``python`` tool (``python``, ``python.<verb>``)."""
+    first = name.strip().split(" ", 1)[0]
+    return first == "python" or first.startswith("python.")
 
 
 class ToolRow(Collapsible):
@@ -68,12 +77,13 @@ class ToolCallRow(Collapsible):
         self._result = Static("", classes="tool-result", markup=False)
         self._result_label = Static("result", classes="tool-label", markup=False)
         self._result_label.display = self._result.display = False
+        code = is_code_call(name)
+        shown = visible(arguments if code else pretty_arguments(arguments)) or ("" if code else "{}")
         arguments_view = Static(
-            Syntax(visible(pretty_arguments(arguments)) or "{}", "json", word_wrap=True, theme="ansi_dark"),
-            classes="tool-arguments",
+            Syntax(shown, "python" if code else "json", word_wrap=True, theme="ansi_dark"), classes="tool-arguments"
         )
         super().__init__(
-            Static("arguments", classes="tool-label", markup=False),
+            Static(CODE_LABEL if code else "arguments", classes="tool-label", markup=False),
             arguments_view,
             self._result_label,
             self._result,

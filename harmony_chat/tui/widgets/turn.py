@@ -1,23 +1,34 @@
 """One exchange in the conversation: the user's message, and the assistant turn that answers it.
 
 The assistant turn turns engine events into widgets: the final answer streams as Markdown
-through ``MarkdownStream``; commentary preambles are quiet lines; tool calls are collapsible
-rows that follow the call through approval, running and its result (a tool loop's steps all land
-in one turn); analysis (raw chain of thought) is kept in a block that only debug mode shows, while
-a thinking indicator counts its tokens.
+through ``MarkdownStream`` (citations as numbered links, see :mod:`~harmony_chat.tui.widgets.answer`);
+commentary preambles are quiet lines; tool calls are collapsible rows that follow the call through
+approval, running and its result (a tool loop's steps all land in one turn), with the browser's
+searches and pages listed under them; the model's summaries of its reasoning are quiet blocks
+above the answer (shown in summary mode); analysis (raw chain of thought) is kept in a block that
+only raw mode and debug mode show, while a thinking indicator counts its tokens.
 """
 
 from __future__ import annotations
 
 import re
 import time
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Static
 
-from harmony_chat.chat.events import ChatEvent, StepStarted, ToolFinished, ToolLoopLimit, ToolStarted
+from harmony_chat.chat.events import (
+    ChatEvent,
+    ReasoningSummary,
+    StepStarted,
+    SummaryStarted,
+    ToolFinished,
+    ToolLoopLimit,
+    ToolStarted,
+)
 from harmony_chat.harmony.events import (
     ContentDelta,
     MessageStarted,
@@ -31,6 +42,7 @@ from harmony_chat.harmony.turn import TurnStats
 from harmony_chat.harmony.visibility import Display, MessageKind, display_of, message_kind, rule_of
 from harmony_chat.tui.literal import literal
 from harmony_chat.tui.widgets.answer import Answer
+from harmony_chat.tui.widgets.reasoning import SummaryBlock, VisitList
 from harmony_chat.tui.widgets.tool_row import ToolCallRow, ToolRow
 
 __all__ = ["Answer", "AssistantTurn", "ToolCallRow", "ToolRow", "UserMessage", "code_blocks"]
@@ -38,12 +50,26 @@ __all__ = ["Answer", "AssistantTurn", "ToolCallRow", "ToolRow", "UserMessage", "
 if TYPE_CHECKING:
     from openai_harmony import Message
 
+    from harmony_chat.tools.browser.tool import Visit
+    from harmony_chat.tui.citing import SourceLookup
+
 _FENCE = re.compile(r"```[^\n]*\n(.*?)```", re.S)
+ANALYSIS_SHOWN = ("-debug", "-reasoning-raw")
+"""The screen classes under which the raw analysis is shown (debug mode, raw reasoning mode)."""
 
 
 def code_blocks(markdown: str) -> list[str]:
     """Return the contents of the fenced code blocks in ``markdown``."""
     return [match.group(1).rstrip("\n") for match in _FENCE.finditer(markdown)]
+
+
+def summary_cost(summaries: Sequence[ReasoningSummary]) -> str:
+    """What the turn's reasoning summaries cost: tokens written, prompt tokens evaluated, seconds waited."""
+    written = sum(summary.stats.generated_tokens for summary in summaries)
+    evaluated = sum(summary.stats.prompt_tokens_evaluated for summary in summaries)
+    seconds = sum(summary.seconds for summary in summaries)
+    count = f"{len(summaries)} summaries" if len(summaries) > 1 else "summary"
+    return f"{count} {written} tokens (+{evaluated} prompt) in {seconds:.2f}s"
 
 
 class UserMessage(Static):
@@ -74,8 +100,10 @@ class AssistantTurn(Vertical):
     AssistantTurn Collapsible { margin: 0 1; }
     """
 
-    def __init__(self, turn_id: int, effort: str) -> None:
+    def __init__(self, turn_id: int, effort: str, sources: SourceLookup | None = None) -> None:
         super().__init__(id=f"turn-{turn_id}")
+        self.sources = sources
+        """Gives the pages the answer's citations can name (None: none can be cited)."""
         self.turn_id = turn_id
         self.effort = effort
         self.final_text = ""
@@ -99,6 +127,13 @@ class AssistantTurn(Vertical):
         self._generated = 0
         self._steps = 0
         self.closed = False
+        self.summarising = False
+        """Whether the model is writing a summary of its reasoning right now (the turn waits for it)."""
+        self.summaries: list[ReasoningSummary] = []
+        """Every summary of this turn (failed ones too: they cost as much)."""
+        self._summary: SummaryBlock | None = None
+        """The block of the current analysis's summary (a later summary of it replaces the text)."""
+        self._visits: VisitList | None = None
 
     def compose(self) -> ComposeResult:
         """Build the widget tree."""
@@ -119,7 +154,8 @@ class AssistantTurn(Vertical):
         if self.stop_reason is None and self._thinking.display:
             seconds = time.monotonic() - self._started
             label = "Thinking" if self._channel in (None, "analysis") else "Working"
-            self._thinking.update(f"{label}… {self.analysis_tokens} tokens · {seconds:.1f}s")
+            doing = " · writing a summary of the reasoning" if self.summarising else ""
+            self._thinking.update(f"{label}… {self.analysis_tokens} tokens · {seconds:.1f}s{doing}")
         if self._call is not None:
             self._call.tick()
 
@@ -146,6 +182,10 @@ class AssistantTurn(Vertical):
     async def _apply_one(self, event: ChatEvent) -> None:
         if isinstance(event, StepStarted | ToolStarted | ToolFinished | ToolLoopLimit):
             await self._apply_tool_event(event)
+        elif isinstance(event, SummaryStarted):
+            self.summarising = True
+        elif isinstance(event, ReasoningSummary):
+            await self._apply_summary(event)
         elif isinstance(event, RawToken):
             if event.channel == "analysis":
                 self.analysis_tokens += 1
@@ -154,6 +194,8 @@ class AssistantTurn(Vertical):
         elif isinstance(event, MessageStarted):
             self._channel, self._recipient = event.channel, event.recipient
             self._preamble = None
+            if display_of(event.channel, event.recipient) is Display.DEBUG:
+                self._summary = None  # another analysis: its summary gets a block of its own
         elif isinstance(event, ContentDelta):
             display = display_of(event.channel, event.recipient)
             if display is Display.PREAMBLE:
@@ -195,6 +237,35 @@ class AssistantTurn(Vertical):
             notice = f"Stopped after {event.max_steps} steps (the limit per turn); the last call was not run."
             await self.mount(Static(notice, classes="notice tool-limit", markup=False), before=self._answer)
 
+    async def _apply_summary(self, summary: ReasoningSummary) -> None:
+        self.summarising = False
+        self.summaries.append(summary)
+        if summary.text is not None:  # a failed summary shows nothing, never raw text
+            await self.add_summary(summary.text, summary.live)
+
+    async def add_summary(self, text: str, live: bool = False) -> None:
+        """Show a summary of the current analysis (replacing a live one of the same analysis)."""
+        if self._summary is not None and self._summary.live:
+            self._summary.replace(text, live)
+            return
+        self._summary = SummaryBlock(text, live)
+        await self.mount(self._summary, before=self._answer)
+
+    async def show_visits(self, visits: Sequence[Visit]) -> None:
+        """List the browser's searches and pages of this turn (all of them so far) under its tool rows."""
+        if not visits:
+            return
+        if self._visits is None:
+            self._visits = VisitList()
+            await self.mount(self._visits, before=self._answer)
+        elif self._call is not None and self.children.index(self._visits) < self.children.index(self._call):
+            self.move_child(self._visits, after=self._call)
+        self._visits.show(visits)
+
+    def copy_text(self) -> str:
+        """The answer to copy (citations as Markdown footnotes), or ``""``."""
+        return self._answer.copy_text() if self._answer is not None else ""
+
     async def _call_row(self, name: str, arguments: str) -> ToolCallRow:
         if self._call is None or self._call.state not in (None, "asking", "running"):
             self._call = ToolCallRow(name, arguments)
@@ -211,7 +282,7 @@ class AssistantTurn(Vertical):
 
     async def _write_answer(self, text: str) -> None:
         if self._answer is None:
-            self._answer = Answer()
+            self._answer = Answer(self.sources)
             await self.mount(self._answer)
             self._thinking.display = False
         self.final_text += text
@@ -228,7 +299,7 @@ class AssistantTurn(Vertical):
         if self._analysis is None:
             self._analysis = Static("", classes="analysis", markup=False)
             await self.mount(self._analysis, after=self._thinking)
-        if self.screen.has_class("-debug"):
+        if any(self.screen.has_class(name) for name in ANALYSIS_SHOWN):
             self.show_analysis()
 
     def show_analysis(self) -> None:
@@ -267,11 +338,23 @@ class AssistantTurn(Vertical):
             parts.insert(0, "the tool call was not run (no tools are available)")
         if stats.evicted_turns:
             parts.append(f"{stats.evicted_turns} oldest turns left out of the context")
+        if self.summaries:
+            parts.append(summary_cost(self.summaries))
         await self.mount(Static(literal(" · ".join(parts)), classes="footer", markup=False))
 
-    async def show_stored(self, messages: list[Message], status: str) -> None:
-        """Show a turn read back from the history (no stream to follow)."""
-        for message in messages:
+    async def show_stored(
+        self, messages: list[Message], status: str, summaries: Sequence[tuple[int, str]] = ()
+    ) -> None:
+        """Show a turn read back from the history (no stream to follow).
+
+        ``summaries`` are (index, text): the reasoning summary shown before ``messages[index]``
+        (an index past the end: after the last message).
+        """
+        waiting = sorted(summaries, key=lambda item: item[0])
+        for index, message in enumerate(messages):
+            while waiting and waiting[0][0] <= index:
+                self._summary = None
+                await self.add_summary(waiting.pop(0)[1])
             text = "".join(getattr(part, "text", "") for part in message.content)
             kind = message_kind(message)
             if kind is MessageKind.TOOL_RESULT:
@@ -287,6 +370,9 @@ class AssistantTurn(Vertical):
             else:
                 self._analysis_text.append(text)
                 await self._ensure_analysis()
+        for _, text in waiting:
+            self._summary = None
+            await self.add_summary(text)
         self.stop_reason = StopReason.RETURN
         self.closed = True
         self._thinking.display = False
