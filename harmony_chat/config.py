@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import tomlkit
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
+from pydantic import AfterValidator, Field, PrivateAttr, ValidationError
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -28,6 +28,7 @@ from pydantic_settings import (
 from tomlkit.exceptions import TOMLKitError
 
 from harmony_chat.config_errors import ConfigError, explain
+from harmony_chat.config_section import Section as _Section
 from harmony_chat.config_tools import McpSettings, ToolsSettings
 from harmony_chat.locations import bundled_theme_dir, config_dir, user_theme_dir
 
@@ -90,12 +91,6 @@ def _known_binding(binding: str) -> str:
     if binding not in BINDING_IDS:
         raise ValueError(f"unknown key binding id {binding!r} in [keymap] (ids: {', '.join(BINDING_IDS)})")
     return binding
-
-
-class _Section(BaseModel):
-    """A ``[section]`` of the config file: unknown keys are errors, docstrings are the docs."""
-
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True, validate_default=False)
 
 
 class ModelSettings(_Section):

@@ -85,8 +85,10 @@ def describe(error: ErrorDetails) -> str:
     context = error.get("ctx") or {}
     name = ".".join(part for part in location if part != "[key]")
     if kind == "extra_forbidden":
-        if len(location) == 1:
+        if len(location) == 1 and isinstance(error.get("input"), dict):
             return f"unknown section [{location[0]}]"
+        if len(location) == 1:
+            return f"unknown setting {location[0]!r} outside any [section]"
         return f"unknown setting {location[-1]!r} in [{location[0]}]"
     if kind in _TYPES:
         return f"{name} must be {_TYPES[kind]}"

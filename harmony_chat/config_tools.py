@@ -8,13 +8,10 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
+from harmony_chat.config_section import Section as _Section
 from harmony_chat.tools.mcp_config import McpServerConfig
-
-
-class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True, validate_default=False)
 
 
 class BrowserSettings(_Section):

@@ -19,8 +19,9 @@ from harmony_chat.backends.base import ModelBackend, SamplingParams
 from harmony_chat.chat.events import ChatEvent, Notice, StepStarted, ToolFinished, ToolLoopLimit
 from harmony_chat.errors import HarmonyChatError
 from harmony_chat.harmony.effort import Effort
-from harmony_chat.harmony.events import StopReason, ToolCall
+from harmony_chat.harmony.events import NoAnswer, StopReason, ToolCall
 from harmony_chat.harmony.turn import TurnOptions, TurnStats, prefill_next_turn, run_turn
+from harmony_chat.harmony.visibility import is_answer
 
 if TYPE_CHECKING:
     from harmony_chat.chat.summary import ReasoningWatch, Summarizer
@@ -104,7 +105,7 @@ class ChatConversation:
             role = message.author.role.value
             if role == "user":
                 return None
-            if role == "assistant" and message.channel == "final":
+            if is_answer(message):
                 return "".join(getattr(part, "text", "") for part in message.content)
         return None
 
@@ -208,6 +209,8 @@ class ChatConversation:
                     call = event
                 elif isinstance(event, TurnStats):
                     stats = event
+                elif isinstance(event, NoAnswer) and call is not None and self.tools is not None:
+                    continue  # the malformed call gets an error result and the model answers in the next step
                 yield event
         except Exception as failure:
             failed = str(failure) or type(failure).__name__

@@ -89,7 +89,7 @@ ThreadsOpt = Annotated[int | None, typer.Option("--threads", min=1, help="CPU th
 TemperatureOpt = Annotated[float | None, typer.Option("--temperature", min=0.0, help="Sampling temperature.")]
 MaxTokensOpt = Annotated[int | None, typer.Option("--max-tokens", min=1, help="Most tokens an answer may take.")]
 SeedOpt = Annotated[int | None, typer.Option("--seed", help="Sampling seed.")]
-ConfigOpt = Annotated[Path | None, typer.Option("--config", help="Use this config file.")]
+ConfigOpt = Annotated[Path | None, typer.Option("--config", exists=True, dir_okay=False, help="Use this config file.")]
 ApproveOpt = Annotated[
     str | None,
     typer.Option("--approve", callback=_approve, help="Tool calls: ask (each), all (no asking) or none."),

@@ -13,11 +13,12 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Collection, Generator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from harmony_chat.backends.base import ModelBackend
+from harmony_chat.backends.base import ModelBackend, SamplingParams
 from harmony_chat.backends.replay import ReplayBackend
 from harmony_chat.chat.options import ChatOptions
 from harmony_chat.config import Settings, UiSettings
@@ -40,6 +41,38 @@ def long_answer(encoding: Any, tokens: int) -> list[int]:
     return ids + list(encoding.encode("<|return|>", allowed_special="all"))
 
 
+class PacedReplay(ReplayBackend):
+    """Replays at a steady rate the way a fast engine's stream arrives: token ``i`` is due at ``i / rate``.
+
+    A reader that falls behind gets every token already due at once, as from a socket buffer or an
+    engine that keeps decoding. (A sleep before each token, like ``ReplayBackend(delay_s=...)``, cannot
+    pace 2,500 tokens a second on this machine: each wake-up waits for the scheduler and for the GIL,
+    so even with no UI it delivers about 1,700 to 1,900.)
+    """
+
+    QUANTUM_S = 0.004
+    """Tokens due within this much of now come at once (a network packet or an engine's chunk)."""
+
+    def __init__(self, turns: list[list[int]], rate: float, name: str) -> None:
+        super().__init__(turns=turns, name=name)
+        self.rate = rate
+
+    def generate(
+        self,
+        prompt: Sequence[int],
+        sampling: SamplingParams,
+        stop_ids: Collection[int],
+        should_stop: Callable[[], bool],
+    ) -> Generator[int, None, None]:
+        """Yield the recorded tokens no earlier than their due time."""
+        started = time.perf_counter()
+        for index, token in enumerate(super().generate(prompt, sampling, stop_ids, should_stop)):
+            wait = started + index / self.rate - time.perf_counter()
+            if wait > self.QUANTUM_S:
+                time.sleep(wait)
+            yield token
+
+
 @dataclass(frozen=True, slots=True)
 class TuiBenchResult:
     """What the TUI did with long answers."""
@@ -47,10 +80,10 @@ class TuiBenchResult:
     tokens: int
     seconds: float
     tokens_per_s: float
-    """Full speed: answer tokens over the time from sending to the last batch rendered."""
+    """Full speed: answer tokens over the time from sending to the end of the answer painted."""
     paced_target_tokens_per_s: float
     paced_tokens_per_s: float
-    """What the paced run actually delivered (the producer thread shares the GIL with the UI)."""
+    """What the paced run delivered on screen (see :class:`PacedReplay`; the producer shares the GIL with the UI)."""
     batches: int
     lag_first_quarter_ms: float
     lag_last_quarter_ms: float
@@ -89,7 +122,7 @@ async def _key_latency(prompt: Any) -> float:
 
 
 async def _stream(
-    tokens: int, delay: float = 0.0, probe_input: bool = False
+    tokens: int, rate: float | None = None, probe_input: bool = False
 ) -> tuple[list[float], int, float, list[float]]:
     """Stream one long answer; return batch lags, answer tokens, seconds to render it, key latencies."""
     from harmony_chat.harmony.vocab import load_encoding
@@ -101,7 +134,9 @@ async def _stream(
     answer = long_answer(load_encoding(), tokens)
 
     def factory(options: ChatOptions) -> tuple[ModelBackend, Path | None]:
-        return ReplayBackend(turns=[answer], name="load test", delay_s=delay), None
+        if rate is None:
+            return ReplayBackend(turns=[answer], name="load test"), None
+        return PacedReplay([answer], rate, "load test"), None
 
     options = ChatOptions(replay_demo=True, max_tokens=len(answer) + 16)
     app = HarmonyChatApp(options, Settings(ui=UiSettings(cursor_blink=False)), backend_factory=factory)
@@ -114,8 +149,9 @@ async def _stream(
         while not chat.turn_done_at:
             if probe_input and chat.generating:
                 latencies.append(await _key_latency(chat.prompt))
-            await asyncio.sleep(0.05)
-        elapsed = chat.turn_done_at - started
+            await asyncio.sleep(0.05 if probe_input else 0.01)
+        await pilot.pause()  # lay out and paint the end: blocks are drawn when laid out
+        elapsed = time.monotonic() - started
         answer_tokens = chat.query_one(AssistantTurn).answer_tokens
         return list(chat.batch_lags), answer_tokens, elapsed, latencies
 
@@ -129,15 +165,18 @@ def first_paint_seconds() -> float:
         "    async with app.run_test(size=(100, 30)) as pilot:\n        print('PAINTED', flush=True)\n"
         "asyncio.run(main())\n"
     )
-    started = time.perf_counter()
-    process = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
-    assert process.stdout is not None
-    for line in process.stdout:
-        if line.startswith("PAINTED"):
-            painted = time.perf_counter() - started
-            process.wait(timeout=60)
-            return painted
-    process.wait(timeout=60)
+    # Now and then the headless test harness ends without running its body (seen on main too, under
+    # heavy machine load): such a start measures nothing, so it is tried again, at most three times.
+    for _attempt in range(3):
+        started = time.perf_counter()
+        process = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+        assert process.stdout is not None
+        for line in process.stdout:
+            if line.startswith("PAINTED"):
+                painted = time.perf_counter() - started
+                process.wait(timeout=60)
+                return painted
+        process.wait(timeout=60)
     raise RuntimeError("the app did not paint")
 
 
@@ -150,7 +189,7 @@ def run_tui_bench(tokens: int = 20000, paced_tokens: int = 4000, rate: float = 2
     """
     _, answer_tokens, elapsed, _ = asyncio.run(_stream(tokens))
     rss = _rss_mb()
-    lags, paced_answer, paced_seconds, latencies = asyncio.run(_stream(paced_tokens, 1 / rate, probe_input=True))
+    lags, paced_answer, paced_seconds, latencies = asyncio.run(_stream(paced_tokens, rate, probe_input=True))
     quarter = max(1, len(lags) // 4)
     ordered = sorted(latencies) or [0.0]
     generated = answer_tokens + 4  # the header and stop tokens around the answer
@@ -187,7 +226,7 @@ def print_tui_report(result: TuiBenchResult, out: Any, as_json: bool) -> None:
     table.add_column("measure")
     table.add_column("value", justify="right")
     table.add_column("target")
-    table.add_row("absorbed at full speed", f"{result.tokens_per_s:.0f} tok/s ({result.tokens} tokens)", ">= 2000")
+    table.add_row("absorbed at full speed", f"{result.tokens_per_s:.0f} tok/s ({result.tokens} tokens)", ">= 3000")
     table.add_row(
         "batch lag, first / last quarter",
         f"{result.lag_first_quarter_ms:.0f} / {result.lag_last_quarter_ms:.0f} ms",
@@ -200,8 +239,10 @@ def print_tui_report(result: TuiBenchResult, out: Any, as_json: bool) -> None:
         "< 50 ms",
     )
     table.add_row(
-        "paced stream delivered", f"{result.paced_tokens_per_s:.0f} of {result.paced_target_tokens_per_s:.0f} tok/s", ""
+        "paced stream delivered",
+        f"{result.paced_tokens_per_s:.0f} of {result.paced_target_tokens_per_s:.0f} tok/s",
+        ">= 95 %",
     )
-    table.add_row("memory at the end", f"{result.rss_mb:.0f} MB RSS", "")
-    table.add_row("cold start to first paint", f"{result.first_paint_s:.2f} s", "< 1 s")
+    table.add_row("memory after the full-speed answer", f"{result.rss_mb:.0f} MB RSS", "< 250 MB")
+    table.add_row("cold start to first paint", f"{result.first_paint_s:.2f} s", "< 0.5 s")
     Console(file=out, width=max(Console(file=out).width, 110)).print(table)

@@ -16,7 +16,7 @@ from harmony_chat.chat.conversation import ChatConversation
 from harmony_chat.chat.events import ChatEvent, StepStarted, ToolFinished, ToolLoopLimit, ToolStarted
 from harmony_chat.chat.tool_calls import ToolRunner
 from harmony_chat.chat.toolset import ToolSet
-from harmony_chat.harmony.events import ContentDelta
+from harmony_chat.harmony.events import ContentDelta, NoAnswer
 from harmony_chat.harmony.session import ChatSession
 from harmony_chat.harmony.turn import PromptReady
 from harmony_chat.history.store import HistoryStore
@@ -170,6 +170,24 @@ def test_unknown_tool_and_bad_arguments_are_results_not_runs(encoding: HarmonyEn
     assert final_text(events) == "Sunny in Tokyo."
 
 
+def test_a_malformed_call_in_the_tool_loop_is_no_missing_answer(encoding: HarmonyEncoding) -> None:
+    broken = CALL.replace('{"location":"Tokyo"}', '{"location": Tokyo}')
+    chat, _ = make(encoding, [broken, ANSWER], tools=WeatherTools(), approver=lambda r: Decision(Choice.ONCE))
+    events = list(chat.send("?"))
+    assert "not valid JSON" in next(e for e in events if isinstance(e, ToolFinished)).result.text
+    assert final_text(events) == "Sunny in Tokyo."
+    assert not [e for e in events if isinstance(e, NoAnswer)]  # the model got the error and answered
+
+
+def test_a_malformed_call_without_a_tool_loop_gives_no_answer(encoding: HarmonyEncoding) -> None:
+    broken = CALL.replace('{"location":"Tokyo"}', '{"location": Tokyo}')
+    chat, _ = make(encoding, [broken])
+    events = list(chat.send("?"))
+    assert [e.detail for e in events if isinstance(e, NoAnswer)] == [
+        "the model gave no answer: its tool call was malformed and was not run"
+    ]
+
+
 def test_max_steps_stops_the_loop(encoding: HarmonyEncoding) -> None:
     tools = WeatherTools()
     chat, _ = make(encoding, [CALL] * 5, tools=tools, approver=lambda r: Decision(Choice.ONCE), max_steps=3)
@@ -249,6 +267,14 @@ def test_last_answer_is_none_when_the_last_turn_gave_none(encoding: HarmonyEncod
     list(chat.send("one"))
     assert chat.last_answer() == "Sunny in Tokyo."
     list(chat.send("two"))
+    assert chat.last_answer() is None
+
+
+def test_last_answer_is_never_a_tool_call_on_the_final_channel(encoding: HarmonyEncoding) -> None:
+    call_on_final = '<|channel|>final to=functions.get_weather<|message|>{"location":"Oslo"}<|call|>'
+    chat, _ = make(encoding, [call_on_final])
+    list(chat.send("?"))
+    assert chat.session.pending_tool_call() is not None  # a call, not an answer: /copy has nothing to copy
     assert chat.last_answer() is None
 
 

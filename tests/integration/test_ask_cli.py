@@ -304,3 +304,38 @@ def test_a_small_context_answers_and_says_the_answer_room_is_small(
     assert code == 0 and out == "2 + 2 = **4**.\n"
     assert err.count("[context] only ") == 1 and "tokens are left for the answer" in err
     assert "error" not in err
+
+
+def test_ask_follows_the_config_file_and_the_command_line_wins(
+    capsys: pytest.CaptureFixture[str], replay: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings = '# mine\n[model]\nmax_tokens = 7\n\n[chat]\neffort = "low"\ninstructions = "Answer in French."\n'
+    config = tmp_path / "given.toml"
+    config.write_text(settings, encoding="utf-8")
+    folder = tmp_path / "config"
+    folder.mkdir()
+    (folder / "config.toml").write_text(settings, encoding="utf-8")
+    monkeypatch.setenv("HARMONY_CHAT_CONFIG_DIR", str(folder))
+
+    def stats_and_prompt(*args: str) -> tuple[dict[str, object], str]:
+        code, out, err = ask(capsys, "--replay", str(replay), "q", "--json", "--show-prompt", *args)
+        assert code == 0, err
+        return json.loads(out.splitlines()[-1]), err
+
+    for given in ((), ("--config", str(config))):  # the default config file, and one named with --config
+        stats, prompt = stats_and_prompt(*given)
+        assert (stats["max_tokens"], stats["effort"]) == (7, "low")
+        assert "Reasoning: low" in prompt and "Answer in French." in prompt
+    stats, prompt = stats_and_prompt("--config", str(config), "--max-tokens", "50", "--effort", "high")
+    assert (stats["max_tokens"], stats["effort"]) == (50, "high") and "Reasoning: high" in prompt
+
+
+def test_a_config_file_named_but_missing_is_one_error_not_the_defaults(
+    capsys: pytest.CaptureFixture[str], replay: Path, tmp_path: Path
+) -> None:
+    missing = str(tmp_path / "typo.toml")
+    for args in (["ask", "--replay", str(replay), "--config", missing, "q"], ["--config", missing, "history", "list"]):
+        code = main(args)
+        out, err = capsys.readouterr()
+        assert (code, out) == (2, "")
+        assert err == f"error: Invalid value for '--config': file '{missing}' does not exist.\n"

@@ -7,25 +7,16 @@ from pathlib import Path
 import numpy as np
 from gguf import GGUFWriter
 
+from harmony_chat.gguf.tokenizer import byte_to_unicode
+
 WIDTH = 32
 LAYERS = 1
 
 
-def _byte_tokens() -> list[str]:
-    """The 256 byte tokens spelled the way GPT-2's byte-level BPE spells them."""
-    printable = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1), *range(ord("®"), ord("ÿ") + 1)]
-    mapping = {b: chr(b) for b in printable}
-    extra = 0
-    for b in range(256):
-        if b not in mapping:
-            mapping[b] = chr(256 + extra)
-            extra += 1
-    return [mapping[b] for b in range(256)]
-
-
 def write_other_vocab_gguf(path: Path) -> Path:
     """Write a 1-layer llama model whose 259-token vocabulary shares nothing with o200k_harmony."""
-    tokens = [*_byte_tokens(), "ab", "<s>", "</s>"]
+    spelled = byte_to_unicode()
+    tokens = [*(spelled[byte] for byte in range(256)), "ab", "<s>", "</s>"]
     rng = np.random.default_rng(0)
 
     def rand(*shape: int) -> np.ndarray:

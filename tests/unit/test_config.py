@@ -66,6 +66,12 @@ def test_good_file(tmp_path: Path) -> None:
         ("[model]\ngpu_layers = -2\n", "line 2: model.gpu_layers must be at least -1"),
         ("[model]\nthreads = 0\n", "line 2: model.threads must be at least 1"),
         ("[model]\ntemperature = -0.5\n", "line 2: model.temperature must be at least 0"),
+        # true/false is no number (pydantic's lax mode made max_tokens = true a limit of 1 token)
+        ("[model]\nmax_tokens = true\n", "line 2: model.max_tokens must be an integer"),
+        ("[model]\nseed = false\n", "line 2: model.seed must be an integer"),
+        ("[model]\ntemperature = false\n", "line 2: model.temperature must be a number"),
+        ("[tools]\ntimeout = true\n", "line 2: tools.timeout must be a number"),
+        ("theme = 'harmony-light'\n", "line 1: unknown setting 'theme' outside any [section]"),
     ],
 )
 def test_bad_config_names_the_line(tmp_path: Path, text: str, message: str) -> None:

@@ -135,6 +135,14 @@ class RemoteBackend(ModelBackend):
     def _health_path(self) -> str:
         return "/health"
 
+    def _tokenize_with(self, body: Mapping[str, Any]) -> list[int]:
+        """POST ``body`` to the engine's ``/tokenize`` and return the token ids it answers with."""
+        answer = self.client.call("POST", "/tokenize", dict(body), doing="checking the vocabulary")
+        tokens = answer.get("tokens") if isinstance(answer, Mapping) else None
+        if not isinstance(tokens, list):
+            raise EngineError(f"{self.client.label} answered /tokenize without a token list")
+        return [require_int(t, "a token id", self.client.label) for t in tokens]
+
     def generate(
         self,
         prompt: Sequence[int],

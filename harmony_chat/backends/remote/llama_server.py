@@ -58,16 +58,7 @@ class LlamaServerBackend(RemoteBackend):
         return str(name), context if isinstance(context, int) and context > 0 else 0
 
     def _tokenize(self, text: str) -> list[int]:
-        answer = self.client.call(
-            "POST",
-            "/tokenize",
-            {"content": text, "add_special": False, "parse_special": True},
-            doing="checking the vocabulary",
-        )
-        tokens = answer.get("tokens") if isinstance(answer, Mapping) else None
-        if not isinstance(tokens, list):
-            raise EngineError(f"{self.client.label} answered /tokenize without a token list")
-        return [require_int(t, "a token id", self.client.label) for t in tokens]
+        return self._tokenize_with({"content": text, "add_special": False, "parse_special": True})
 
     def _request(
         self,

@@ -54,6 +54,10 @@ class BuildError(HarmonyChatError):
     """llama-server could not be built."""
 
 
+class SdistUnavailable(BuildError):
+    """The llama-cpp-python sdist could not be fetched (no network, or no index holds it)."""
+
+
 def install_dir(root: Path | None = None) -> Path:
     """Where the built binary lives: ``<cache>/llama-server/llama-cpp-python-<version>``."""
     return (root or cache_dir()) / "llama-server" / f"llama-cpp-python-{LLAMA_CPP_PYTHON_VERSION}"
@@ -94,7 +98,14 @@ def fetch_sdist(folder: Path, log: Callable[[str], None]) -> Path:
         return path
     spec = f"llama-cpp-python=={LLAMA_CPP_PYTHON_VERSION}"
     pip = [sys.executable, "-m", "pip", "download", spec, "--no-binary", ":all:", "--no-deps", "-d", str(folder)]
-    _run(pip, log)
+    try:
+        _run([*pip, "--retries", "1", "--timeout", "15"], log)
+    except BuildError as error:
+        reason = str(error).splitlines()[-1].removeprefix("ERROR: ")
+        raise SdistUnavailable(
+            f"pip cannot download the {spec} sdist ({reason}); set ${SDIST_ENV} to a downloaded "
+            f"llama_cpp_python-{LLAMA_CPP_PYTHON_VERSION}.tar.gz, or ${BINARY_ENV} to a llama-server binary"
+        ) from error
     found = sorted(folder.glob("llama_cpp_python-*.tar.gz"))
     if not found:
         raise BuildError(f"pip download left no llama-cpp-python sdist in {folder}")
@@ -118,6 +129,7 @@ def build_llama_server(root: Path | None = None, *, log: Callable[[str], None] =
     """Return a ``llama-server`` binary, building and caching it first when there is none.
 
     Raises:
+        SdistUnavailable: when the sources cannot be fetched (offline, with nothing cached).
         BuildError: when CMake or a compiler is missing or the build fails.
     """
     given = os.environ.get(BINARY_ENV)

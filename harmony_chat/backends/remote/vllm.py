@@ -75,16 +75,7 @@ class VllmBackend(RemoteBackend):
         return self.model_name, context if isinstance(context, int) else 0
 
     def _tokenize(self, text: str) -> list[int]:
-        answer = self.client.call(
-            "POST",
-            "/tokenize",
-            {"model": self.model_name, "prompt": text, "add_special_tokens": False},
-            doing="checking the vocabulary",
-        )
-        tokens = answer.get("tokens") if isinstance(answer, Mapping) else None
-        if not isinstance(tokens, list):
-            raise EngineError(f"{self.client.label} answered /tokenize without a token list")
-        return [require_int(t, "a token id", self.client.label) for t in tokens]
+        return self._tokenize_with({"model": self.model_name, "prompt": text, "add_special_tokens": False})
 
     def _request(
         self,

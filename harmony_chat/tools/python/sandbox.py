@@ -70,6 +70,9 @@ class Platform:
     unshare_args: tuple[str, ...] = ()
     reason: str = ""
     """Why isolation is less than full (empty when full)."""
+    host_root: bool = False
+    """The kernel's processes would belong to the host's root (root in a namespace mapping only
+    itself), whom RLIMIT_NPROC never limits."""
 
     @property
     def network_blocked(self) -> bool:
@@ -90,10 +93,49 @@ def unshare_args(as_root: bool, isolation: Isolation) -> tuple[str, ...]:
     return ("unshare", *user, "--net", "--")
 
 
+def _id_mapped(map_file: Path, wanted: int) -> bool:
+    """Whether ``wanted`` is an id this process's user namespace maps (``/proc/self/uid_map``)."""
+    try:
+        lines = map_file.read_text(encoding="ascii").splitlines()
+    except OSError:
+        return True  # no namespace information (not Linux): every id is real
+    for line in lines:
+        inside, _outside, count = (int(field) for field in line.split())
+        if inside <= wanted < inside + count:
+            return True
+    return False
+
+
+def _maps_to_host_root() -> bool:
+    """Whether uid 0 here is the host's root (``/proc/self/uid_map`` maps it onto uid 0)."""
+    try:
+        lines = Path("/proc/self/uid_map").read_text(encoding="ascii").splitlines()
+    except OSError:
+        return False
+    for line in lines:
+        inside, outside, count = (int(field) for field in line.split())
+        if inside <= 0 < inside + count:
+            return outside - inside == 0
+    return False
+
+
+def runs_as_real_root() -> bool:
+    """True when this process is root and can hand the kernel to ``nobody``.
+
+    Root inside a user namespace that maps only itself (``unshare -r``, rootless containers)
+    cannot: it is treated as an ordinary user, who gets a user namespace of its own.
+    """
+    if not hasattr(os, "geteuid") or os.geteuid() != 0:
+        return False
+    proc = Path("/proc/self")
+    return _id_mapped(proc / "uid_map", SANDBOX_UID) and _id_mapped(proc / "gid_map", SANDBOX_UID)
+
+
 @functools.cache
 def probe_platform() -> Platform:
     """Find the strongest isolation ``unshare`` gives here (run once per process, about 10 ms a try)."""
-    as_root = hasattr(os, "geteuid") and os.geteuid() == 0
+    as_root = runs_as_real_root()
+    host_root = not as_root and hasattr(os, "geteuid") and os.geteuid() == 0 and _maps_to_host_root()
     if not sys.platform.startswith("linux"):
         return Platform("none", as_root, reason=f"{sys.platform} has no Linux namespaces")
     if shutil.which("unshare") is None:
@@ -108,7 +150,7 @@ def probe_platform() -> Platform:
             continue
         if done.returncode == 0:
             note = "" if isolation == "full" else f"mount/PID namespaces unavailable ({reason})"
-            return Platform(isolation, as_root, args, note)
+            return Platform(isolation, as_root, args, note, host_root)
         reason = (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1]
     return Platform("none", as_root, reason=f"user namespaces are not allowed here ({reason})")
 
@@ -118,11 +160,12 @@ def process_limit_holds(platform: Platform) -> bool:
 
     It counts a user's processes: inside a user namespace only the sandbox's, so it is safe there;
     without one it would count every process the user runs (so it is left unset), and root
-    ignores it (so root runs the kernel as ``nobody``, which needs the mount namespace).
+    ignores it (so root runs the kernel as ``nobody``, which needs the mount namespace). Root in a
+    namespace that maps only itself onto the host's root cannot be limited at all.
     """
     if platform.as_root:
         return platform.isolation == "full"
-    return platform.isolation != "none"
+    return platform.isolation != "none" and not platform.host_root
 
 
 def describe(platform: Platform, limits: SandboxLimits, workdir_shown: str) -> str:

@@ -32,6 +32,7 @@ from harmony_chat.tui.slash import SlashError, parse_slash
 from harmony_chat.tui.widgets.inspector import TokenInspector
 from harmony_chat.tui.widgets.prompt import PromptInput
 from harmony_chat.tui.widgets.status_bar import StatusBar
+from harmony_chat.tui.widgets.transcript import Transcript
 from harmony_chat.tui.widgets.turn import AssistantTurn, UserMessage
 from harmony_chat.tui.widgets.welcome import WelcomePanel
 
@@ -74,7 +75,7 @@ class ChatScreen(ModelLoader, ConversationEdits, ToolControl):
     def compose(self) -> ComposeResult:
         """Build the widget tree."""
         with Horizontal(id="main"):
-            yield VerticalScroll(id="chat-log")
+            yield Transcript(id="chat-log")
             yield TokenInspector()
         yield PromptInput(cursor_blink=self.chat_app.settings.ui.cursor_blink)
         yield StatusBar(id="status")

@@ -12,13 +12,10 @@ from __future__ import annotations
 import re
 import time
 from typing import TYPE_CHECKING
-from urllib.parse import urlsplit
 
-from markdown_it import MarkdownIt
 from textual.app import ComposeResult
 from textual.containers import Vertical
-from textual.widgets import Markdown, Static
-from textual.widgets.markdown import MarkdownStream
+from textual.widgets import Static
 
 from harmony_chat.chat.events import ChatEvent, StepStarted, ToolFinished, ToolLoopLimit, ToolStarted
 from harmony_chat.harmony.events import (
@@ -32,7 +29,8 @@ from harmony_chat.harmony.events import (
 )
 from harmony_chat.harmony.turn import TurnStats
 from harmony_chat.harmony.visibility import Display, MessageKind, display_of, message_kind, rule_of
-from harmony_chat.tui.literal import literal, visible
+from harmony_chat.tui.literal import literal
+from harmony_chat.tui.widgets.answer import Answer
 from harmony_chat.tui.widgets.tool_row import ToolCallRow, ToolRow
 
 __all__ = ["Answer", "AssistantTurn", "ToolCallRow", "ToolRow", "UserMessage", "code_blocks"]
@@ -48,20 +46,6 @@ def code_blocks(markdown: str) -> list[str]:
     return [match.group(1).rstrip("\n") for match in _FENCE.finditer(markdown)]
 
 
-WEB_SCHEMES = ("http", "https")
-"""Link schemes a click on a link in an answer opens (in the browser); other links are only shown."""
-
-
-def answer_parser() -> MarkdownIt:
-    """The Markdown parser for answers: GitHub-like, with raw HTML shown as the text it is.
-
-    A terminal cannot render HTML, and Textual drops HTML blocks and inline tags: the streaming view
-    then also replaced the block before an HTML block with the block after it (Textual's
-    ``Markdown.append`` assumes every top-level token makes a widget).
-    """
-    return MarkdownIt("gfm-like", {"html": False})
-
-
 class UserMessage(Static):
     """What the user sent, shown exactly as typed."""
 
@@ -73,42 +57,6 @@ class UserMessage(Static):
         super().__init__(literal(text), markup=False)
         self.text = text
         """The message as sent."""
-
-
-class Answer(Markdown):
-    """The final answer, streamed as Markdown (control characters made visible, links never actions)."""
-
-    DEFAULT_CSS = "Answer { margin: 0; padding: 0 1; background: transparent; }"
-
-    def __init__(self) -> None:
-        super().__init__("", classes="answer", open_links=False, parser_factory=answer_parser)
-        self._stream: MarkdownStream | None = None
-        self._held_cr = False
-
-    async def write(self, fragment: str) -> None:
-        """Append a fragment through the widget's Markdown stream."""
-        if self._stream is None:
-            self._stream = Markdown.get_stream(self)
-        text = ("\r" if self._held_cr else "") + fragment
-        self._held_cr = text.endswith("\r")  # a CR LF may be split between fragments
-        await self._stream.write(visible(text[:-1] if self._held_cr else text))
-
-    async def finish(self) -> None:
-        """Flush and close the stream."""
-        if self._held_cr and self._stream is not None:
-            self._held_cr = False
-            await self._stream.write(visible("\r"))
-        if self._stream is not None:
-            await self._stream.stop()
-            self._stream = None
-
-    def on_markdown_link_clicked(self, event: Markdown.LinkClicked) -> None:
-        """Open web links in the browser; anything else (``app.quit``, ``file:``) is only named."""
-        event.stop()
-        if urlsplit(event.href).scheme.lower() in WEB_SCHEMES:
-            self.app.open_url(event.href)
-        else:
-            self.notify(f"Not opened (not a web link): {event.href}", severity="warning")
 
 
 class AssistantTurn(Vertical):
@@ -187,7 +135,7 @@ class AssistantTurn(Vertical):
             if isinstance(event, ContentDelta) and display_of(event.channel, event.recipient) is Display.ANSWER:
                 pending += event.text
                 continue
-            if pending:
+            if pending and not isinstance(event, RawToken):  # a token count needs no flush: one write per batch
                 await self._write_answer(pending)
                 pending = ""
             await self._apply_one(event)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -95,6 +96,21 @@ def test_plan_without_namespaces_runs_in_the_real_folder_without_process_limit(t
     )
     assert plan.argv[0] == sys.executable and plan.spec["hide"] == [] and plan.spec["drop"] == "none"
     assert plan.workdir_inside == str(tmp_path.resolve()) and "processes" not in plan.spec["limits"]
+
+
+@pytest.mark.skipif(shutil.which("unshare") is None, reason="the unshare command is not installed")
+def test_root_that_maps_only_itself_is_no_real_root() -> None:
+    # as root in a user namespace mapping uid 0 alone (unshare -r, rootless containers) the kernel
+    # cannot be handed to nobody (chown fails with EINVAL): it must be launched as a plain user's
+    probe = "from harmony_chat.tools.python.sandbox import probe_platform as p; print(p().as_root, p().host_root)"
+    command = ["unshare", "--map-root-user", sys.executable, "-c", probe]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=60, check=False, cwd=ROOT)
+    if done.returncode != 0 and "unshare" in done.stderr:
+        pytest.skip(f"user namespaces are not allowed here: {done.stderr.strip()}")
+    assert done.returncode == 0, done.stderr
+    as_root, host_root = done.stdout.split()
+    assert as_root == "False"
+    assert host_root == str(os.geteuid() == 0)  # the host's root: RLIMIT_NPROC cannot limit it
 
 
 def test_launcher_runs_on_the_standard_library_alone() -> None:
