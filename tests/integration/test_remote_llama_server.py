@@ -33,6 +33,7 @@ from tests.support.other_gguf import write_other_vocab_gguf
 pytestmark = pytest.mark.llama_server
 
 GREEDY = SamplingParams(temperature=0.0, max_tokens=200)
+GREEDY_4 = SamplingParams(temperature=0.0, max_tokens=4)
 LONG = SamplingParams(temperature=1.0, seed=7, max_tokens=3000)
 """Long enough that the tiny model is still generating when a test interrupts it."""
 STOPS = tk.GENERATION_STOPS
@@ -233,8 +234,9 @@ def test_api_key(
             assert SECRET not in str(caught.value)
         monkeypatch.setenv("HARMONY_CHAT_API_KEY", SECRET)
         backend = connect(server)
-        tokens = list(backend.generate(user_prompt(encoding, "Hi"), SamplingParams(max_tokens=4), STOPS, lambda: False))
-        assert len(tokens) == 4
+        # greedy: at temperature 1 the random tiny model now and then drew a stop token within 4 tokens
+        tokens = list(backend.generate(user_prompt(encoding, "Hi"), GREEDY_4, STOPS, lambda: False))
+        assert 0 < len(tokens) <= 4  # the key let tokens through
         assert SECRET not in repr(backend.client) + json.dumps(backend.last_stats.as_dict()) + repr(backend.info)
         backend.close()
 
