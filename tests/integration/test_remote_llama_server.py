@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 import socket
 import threading
 from collections.abc import Iterator
@@ -15,7 +14,6 @@ from openai_harmony import HarmonyEncoding
 from harmony_chat.backends.base import SamplingParams
 from harmony_chat.backends.llama_cpp import LlamaCppBackend
 from harmony_chat.backends.remote import LlamaServerBackend, create_remote_backend
-from harmony_chat.backends.remote.llama_server_build import BuildError, SdistUnavailable, build_llama_server
 from harmony_chat.errors import (
     EngineAuthError,
     EngineStreamError,
@@ -27,17 +25,15 @@ from harmony_chat.harmony import tokens as tk
 from harmony_chat.harmony.events import StopReason
 from harmony_chat.harmony.session import ChatSession
 from harmony_chat.harmony.turn import TurnOptions, TurnStats, prefill_next_turn, run_turn
-from harmony_chat.locations import cache_dir
 from harmony_chat.pocket import POCKET_DATE, pocket_model_path
 from harmony_chat.pocket.data import FACTS, WEATHER, WEATHER_TOOL
-from tests.support.llama_server import LlamaServer, free_port
+from tests.support.llama_server import LlamaServer, free_port, llama_server_binary, serve
 from tests.support.other_gguf import write_other_vocab_gguf
 
 pytestmark = pytest.mark.llama_server
 
-BUILD_ROOT = cache_dir()
-"""The developer's cache dir, read at import: the session fixture later points the cache at a temp dir."""
 GREEDY = SamplingParams(temperature=0.0, max_tokens=200)
+GREEDY_4 = SamplingParams(temperature=0.0, max_tokens=4)
 LONG = SamplingParams(temperature=1.0, seed=7, max_tokens=3000)
 """Long enough that the tiny model is still generating when a test interrupts it."""
 STOPS = tk.GENERATION_STOPS
@@ -46,48 +42,28 @@ SECRET = "s3cret-key-for-tests"
 
 @pytest.fixture(scope="session")
 def llama_server_bin() -> Path:
-    """The cached llama-server, built on first use (several minutes, once per machine).
-
-    Offline with no build cached and no sources at hand, the tests are skipped with the reason;
-    a build that fails with its sources present is a failure.
-    """
-    try:
-        return build_llama_server(BUILD_ROOT)
-    except SdistUnavailable as error:
-        pytest.skip(f"no llama-server: {error}")
-    except BuildError as error:
-        if shutil.which("cmake") is None:
-            pytest.skip(str(error))
-        pytest.fail(str(error))
-
-
-def _serve(binary: Path, model: Path, folder: Path, **options: object) -> Iterator[LlamaServer]:
-    server = LlamaServer(binary, model, folder / f"llama-server-{free_port()}.log", **options)  # type: ignore[arg-type]
-    server.start()
-    try:
-        yield server
-    finally:
-        server.stop()
+    """The cached llama-server, built on first use (several minutes, once per machine)."""
+    return llama_server_binary()
 
 
 @pytest.fixture(scope="module")
 def pocket_server(
     llama_server_bin: Path, tmp_path_factory: pytest.TempPathFactory, encoding: HarmonyEncoding
 ) -> Iterator[LlamaServer]:
-    yield from _serve(llama_server_bin, pocket_model_path(), tmp_path_factory.mktemp("pocket-server"))
+    yield from serve(llama_server_bin, pocket_model_path(), tmp_path_factory.mktemp("pocket-server"))
 
 
 @pytest.fixture(scope="module")
 def tiny_server(
     llama_server_bin: Path, tiny_gguf: Path, tmp_path_factory: pytest.TempPathFactory, encoding: HarmonyEncoding
 ) -> Iterator[LlamaServer]:
-    yield from _serve(llama_server_bin, tiny_gguf, tmp_path_factory.mktemp("tiny-server"))
+    yield from serve(llama_server_bin, tiny_gguf, tmp_path_factory.mktemp("tiny-server"))
 
 
 @pytest.fixture
 def fresh_tiny_server(llama_server_bin: Path, tiny_gguf: Path, tmp_path: Path) -> Iterator[LlamaServer]:
     """A server of its own, for tests that kill it."""
-    yield from _serve(llama_server_bin, tiny_gguf, tmp_path)
+    yield from serve(llama_server_bin, tiny_gguf, tmp_path)
 
 
 def connect(server: LlamaServer, **options: object) -> LlamaServerBackend:
@@ -241,7 +217,7 @@ def test_server_restart_mid_answer_is_named(fresh_tiny_server: LlamaServer, enco
 
 def test_wrong_model_is_refused(llama_server_bin: Path, tmp_path: Path, encoding: HarmonyEncoding) -> None:
     model = write_other_vocab_gguf(tmp_path / "other.gguf")
-    for server in _serve(llama_server_bin, model, tmp_path, context=512):
+    for server in serve(llama_server_bin, model, tmp_path, context=512):
         with pytest.raises(ModelError, match="not give harmony's o200k_harmony token ids"):
             create_remote_backend(server.url).load()
 
@@ -250,7 +226,7 @@ def test_api_key(
     llama_server_bin: Path, tiny_gguf: Path, tmp_path: Path, encoding: HarmonyEncoding, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("HARMONY_CHAT_API_KEY", raising=False)
-    for server in _serve(llama_server_bin, tiny_gguf, tmp_path, api_key=SECRET):
+    for server in serve(llama_server_bin, tiny_gguf, tmp_path, api_key=SECRET):
         assert isinstance(create_remote_backend(server.url), LlamaServerBackend)  # /health is public
         for key in (None, "wrong-" + SECRET):
             with pytest.raises(EngineAuthError, match="HTTP 401") as caught:
@@ -258,8 +234,9 @@ def test_api_key(
             assert SECRET not in str(caught.value)
         monkeypatch.setenv("HARMONY_CHAT_API_KEY", SECRET)
         backend = connect(server)
-        tokens = list(backend.generate(user_prompt(encoding, "Hi"), SamplingParams(max_tokens=4), STOPS, lambda: False))
-        assert len(tokens) == 4
+        # greedy: at temperature 1 the random tiny model now and then drew a stop token within 4 tokens
+        tokens = list(backend.generate(user_prompt(encoding, "Hi"), GREEDY_4, STOPS, lambda: False))
+        assert 0 < len(tokens) <= 4  # the key let tokens through
         assert SECRET not in repr(backend.client) + json.dumps(backend.last_stats.as_dict()) + repr(backend.info)
         backend.close()
 

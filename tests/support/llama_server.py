@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
+import shutil
 import socket
 import subprocess
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
+
+from harmony_chat.backends.remote.llama_server_build import BuildError, SdistUnavailable, build_llama_server
+from harmony_chat.locations import cache_dir
+
+BUILD_ROOT = cache_dir()
+"""The developer's cache dir, read at import: the suite's session fixture later points the cache at a temp dir."""
 
 STARTUP_S = 120.0
 """Longest wait for a server to load its model (a bound, not a speed check)."""
@@ -110,3 +119,29 @@ class LlamaServer:
         except OSError:
             return "no log"
         return " | ".join(lines[-8:])
+
+
+def llama_server_binary() -> Path:
+    """The cached llama-server, built on first use (several minutes, once per machine).
+
+    Offline with no build cached and no sources at hand, or without cmake, the tests are skipped
+    with the reason; a build that fails with its sources and cmake present is a failure.
+    """
+    try:
+        return build_llama_server(BUILD_ROOT)
+    except SdistUnavailable as error:
+        pytest.skip(f"no llama-server: {error}")
+    except BuildError as error:
+        if shutil.which("cmake") is None:
+            pytest.skip(str(error))
+        pytest.fail(str(error))
+
+
+def serve(binary: Path, model: Path, folder: Path, **options: Any) -> Iterator[LlamaServer]:
+    """A started server on ``model`` (logging into ``folder``) for a fixture to yield; stopped afterwards."""
+    server = LlamaServer(binary, model, folder / f"llama-server-{free_port()}.log", **options)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()

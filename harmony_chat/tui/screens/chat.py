@@ -236,6 +236,7 @@ class ChatScreen(ModelLoader, ConversationEdits, ToolControl, ReasoningView):
             elif isinstance(event, TurnStats):
                 figures = event.stats
                 self.status.ttft, self.status.speed = figures.ttft_s, figures.decode_tokens_per_s
+                self.status.cached = figures.prompt_tokens_cached
                 self.status.context_used = figures.prompt_tokens + figures.generated_tokens
             elif isinstance(event, Notice):
                 self.notify(event.text, severity="warning" if event.severity == "warning" else "information")

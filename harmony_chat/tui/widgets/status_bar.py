@@ -1,4 +1,4 @@
-"""The status bar: model, device, effort, context, speed, tools, reasoning and its cost, servers, what the app does."""
+"""The status bar: model, device, effort, context, speed, engine cache, tools, reasoning, servers, app state."""
 
 from __future__ import annotations
 
@@ -25,6 +25,8 @@ class StatusBar(Static):
     context_size = reactive(0)
     ttft = reactive(0.0)
     speed = reactive(0.0)
+    cached: reactive[int | None] = reactive(None)
+    """Prompt tokens a remote engine served from its prefix cache in the last call (None: not reported)."""
     state = reactive("idle")
     debug = reactive(False)
     history_off = reactive(False)
@@ -51,6 +53,8 @@ class StatusBar(Static):
             parts.append(f"ctx {_short(self.context_used)}/{_short(self.context_size)}")
         if self.speed:
             parts.append(f"ttft {self.ttft:.2f}s · {self.speed:.1f} tok/s")
+        if self.cached is not None:
+            parts.append(f"{_short(self.cached)} cached")
         if self.tools_state:
             parts.append(self._tools())
         if self.reasoning != "hidden":
