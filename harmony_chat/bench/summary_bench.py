@@ -25,7 +25,7 @@ from harmony_chat.chat.summary import Summarizer, summary_prompt
 from harmony_chat.harmony.session import ChatSession
 
 TYPICAL_SUMMARY_TOKENS = 60
-"""About what gpt-oss writes for a one-to-three-sentence summary (the pocket model is not trained to)."""
+"""About what gpt-oss writes for a one-to-three-sentence summary (the pocket model's learned ones are shorter)."""
 GPT_OSS_20B_DECODE_SPEEDS = (10.0, 50.0, 200.0)
 """Decode speeds of gpt-oss-20b the estimate is given for: from a laptop CPU to a fast GPU."""
 PROMPT_TO_DECODE = 10.0

@@ -2,7 +2,10 @@
 
 Prompts are rendered by harmony-chat's own :class:`ChatSession` (the same bytes the app sends),
 completions are harmony text with special tokens. Every conversation exists at each reasoning
-effort; the analysis grows with the effort, the final answer does not change.
+effort; the analysis grows with the effort, the final answer does not change. After each analysis
+the model also learns to summarise it for the user, on exactly the prompt the app's summarizer
+renders (:func:`harmony_chat.chat.summary.summary_prompt`): a sentence or two on how it went about
+the question, never the answer.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from dataclasses import dataclass
 
 from openai_harmony import HarmonyEncoding, ToolDescription
 
+from harmony_chat.chat.summary import summary_prompt
 from harmony_chat.harmony.decoder import StreamDecoder
 from harmony_chat.harmony.effort import EFFORTS, Effort
 from harmony_chat.harmony.session import ChatSession, ResponseFormat, TurnRecord
@@ -155,6 +159,37 @@ LISTS: tuple[tuple[str, str], ...] = (
 )
 
 
+FACT_SUMMARIES: tuple[str, ...] = (
+    "I treated it as a simple sum and added the two numbers.",
+    "I worked the product out from the times table.",
+    "I subtracted in two easy steps.",
+    "I divided by finding how many fours make twelve.",
+    "I looked for the number that, multiplied by itself, gives 81.",
+    "I recalled the capital city of the country you asked about.",
+    "I recalled how a week is counted.",
+    "I compared the sizes of the planets in our solar system.",
+    "I recalled who wrote the play you named.",
+    "I recalled how a spider's body is built.",
+    "I recalled the temperature at which water boils and the conditions it holds for.",
+    "You greeted me, so I greeted you back and said what I can show.",
+)
+"""What the pocket model says of its reasoning for each of :data:`FACTS` (never the answer)."""
+FOLLOW_UP_SUMMARIES: tuple[str, ...] = (
+    "I took my previous answer and multiplied it by three.",
+    "I took my previous answer and halved it.",
+    "I answered the same question again, this time for Italy.",
+)
+REFUSAL_SUMMARY = "I considered what the request would lead to and decided not to help with it."
+CODE_SUMMARY = "I planned a short Python function with type hints that does what you asked."
+LIST_SUMMARY = "I turned your request into the shopping list format the developer asked for."
+CHECKED = " Then I checked it once more before answering."
+"""Added to every summary at high effort (the analysis double-checks)."""
+
+
+def _summary(text: str, effort: Effort) -> str:
+    return text + CHECKED if effort == "high" else text
+
+
 @dataclass(frozen=True, slots=True)
 class Example:
     """One training sample: the prompt the app renders and the completion the model must write."""
@@ -188,9 +223,17 @@ class _Builder:
     def session(self, effort: Effort, **options: object) -> ChatSession:
         return ChatSession(self.encoding, effort=effort, start_date=POCKET_DATE, **options)  # type: ignore[arg-type]
 
-    def add(self, name: str, session: ChatSession, completion: str) -> None:
+    def add(self, name: str, session: ChatSession, completion: str, summary: tuple[str, str] | None = None) -> None:
+        """Add the completion on the session's prompt (and, given ``(analysis, summary)``, its summary)."""
         tokens = self.encoding.encode(completion, allowed_special="all")
-        self.examples.append(Example(name, session.effort, session.render().tokens, list(tokens)))
+        prompt = session.render().tokens
+        self.examples.append(Example(name, session.effort, prompt, list(tokens)))
+        if summary is not None:
+            analysis, text = summary
+            done = self.encoding.encode(f"<|channel|>analysis<|message|>{analysis}<|end|>", allowed_special="all")
+            asked = summary_prompt(self.encoding, [*prompt, *done])
+            written = self.encoding.encode(f"{_summary(text, session.effort)}<|return|>", allowed_special="all")
+            self.examples.append(Example(f"summary-{name}", session.effort, asked, list(written)))
         decoder = StreamDecoder(self.encoding, functions=session.function_names, raw_tokens=False)
         for token in tokens:
             decoder.feed(token)
@@ -204,18 +247,24 @@ def build_examples(encoding: HarmonyEncoding) -> list[Example]:
         for index, (question, final, *analyses) in enumerate(FACTS):
             session = build.session(effort)
             session.add_user(question)
-            build.add(f"fact-{index}", session, _turn(analyses[EFFORTS.index(effort)], final))
+            analysis = analyses[EFFORTS.index(effort)]
+            build.add(f"fact-{index}", session, _turn(analysis, final), (analysis, FACT_SUMMARIES[index]))
         for index, (first, second, analysis, final) in enumerate(FOLLOW_UPS):
             fact = next(item for item in FACTS if item[0] == first)
             session = build.session(effort)
             session.add_user(first)
             build.add(f"follow-up-first-{index}", session, _turn(fact[2 + EFFORTS.index(effort)], fact[1]))
             session.add_user(second)
-            build.add(f"follow-up-{index}", session, _turn(_analysis(analysis, effort), final))
-        for name, (question, analysis, final) in (("refusal", REFUSAL), ("code", CODE)):
+            scaled = _analysis(analysis, effort)
+            build.add(f"follow-up-{index}", session, _turn(scaled, final), (scaled, FOLLOW_UP_SUMMARIES[index]))
+        for name, (question, analysis, final), summary in (
+            ("refusal", REFUSAL, REFUSAL_SUMMARY),
+            ("code", CODE, CODE_SUMMARY),
+        ):
             session = build.session(effort)
             session.add_user(question)
-            build.add(name, session, _turn(_analysis(analysis, effort), final))
+            scaled = _analysis(analysis, effort)
+            build.add(name, session, _turn(scaled, final), (scaled, summary))
         for index, (city, result, final) in enumerate(WEATHER):
             session = build.session(effort, functions=[WEATHER_TOOL])
             session.add_user(f"What's the weather in {city}?")
@@ -226,13 +275,21 @@ def build_examples(encoding: HarmonyEncoding) -> list[Example]:
                 "<|start|>assistant to=functions.get_weather<|channel|>commentary <|constrain|>json"
                 f'<|message|>{{"location": "{city}"}}<|call|>'
             )
-            build.add(f"tool-call-{index}", session, call)
+            looked_up = f"I decided to look up the current weather in {city} with the weather tool."
+            build.add(f"tool-call-{index}", session, call, (plan, looked_up))
             session.add_tool_result("functions.get_weather", result)
-            build.add(f"tool-answer-{index}", session, _turn(f"The tool says: {result}.", final))
+            read = f"I read what the weather tool reported for {city} and put it into one sentence."
+            build.add(
+                f"tool-answer-{index}",
+                session,
+                _turn(f"The tool says: {result}.", final),
+                (f"The tool says: {result}.", read),
+            )
         for index, (request, items) in enumerate(LISTS):
             session = build.session(effort, instructions=SHOPPING_INSTRUCTIONS, response_formats=[SHOPPING])
             session.add_user(request)
-            build.add(f"json-{index}", session, _turn(_analysis("Fill the shopping_list format.", effort), items))
+            plan = _analysis("Fill the shopping_list format.", effort)
+            build.add(f"json-{index}", session, _turn(plan, items), (plan, LIST_SUMMARY))
     return build.examples
 
 

@@ -1,9 +1,9 @@
 """Reasoning summaries on the real llama.cpp path, with the pocket gpt-oss.
 
-The pocket model is not trained to summarise (yet), so these check the mechanism, not the wording:
-the summary generation shares the turn's KV prefix, the turn resumes for one token and gives the
-answer it gives without a summary, nothing of the summary reaches the next prompt, and a failed
-summary shows nothing.
+The pocket model learned one summary per trained conversation (``pocket/data.py``): the summary
+is the one it learned, the summary generation shares the turn's KV prefix, the turn resumes for
+one token and gives the answer it gives without a summary, nothing of the summary reaches the next
+prompt, and a failed summary shows nothing.
 """
 
 from __future__ import annotations
@@ -20,11 +20,12 @@ from harmony_chat.chat.conversation import ChatConversation
 from harmony_chat.chat.events import ChatEvent, ReasoningSummary
 from harmony_chat.chat.summary import SUMMARY_REQUEST, Summarizer, summary_prompt
 from harmony_chat.cli import main
+from harmony_chat.harmony.effort import Effort
 from harmony_chat.harmony.events import ContentDelta
 from harmony_chat.harmony.session import ChatSession
 from harmony_chat.harmony.turn import PromptReady, TurnOptions, TurnStats, run_turn
 from harmony_chat.pocket import POCKET_DATE, pocket_model_path
-from harmony_chat.pocket.data import FACTS
+from harmony_chat.pocket.data import CHECKED, FACT_SUMMARIES, FACTS
 
 pytestmark = pytest.mark.llama
 GREEDY = SamplingParams(temperature=0.0, max_tokens=300)
@@ -62,6 +63,7 @@ def test_the_summary_shares_the_kv_prefix_and_the_turn_resumes_unchanged(
     # llama.cpp had not evaluated the analysis' last token (<|end|>): that one and the request are new
     assert summary.stats.prompt_tokens_evaluated == request + 1
     assert summary.stats.prompt_tokens_reused == summary.stats.prompt_tokens - request - 1 > len(turn_prompt)
+    assert summary.text == FACT_SUMMARIES[0] and summary.failure is None
     assert summary.stats.generated_tokens > 0 and summary.seconds > 0
     (resumed,) = watch.model.resumes
     assert resumed.prompt_tokens_evaluated == 1  # the turn's prefix was still in the cache
@@ -110,8 +112,18 @@ def test_ask_demo_in_each_mode(capsys: pytest.CaptureFixture[str]) -> None:
     main(["ask", "--demo", "--temperature", "0", "--reasoning", "summary", "--json", question])
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     (summary,) = [line for line in lines if line["type"] == "summary"]
-    if summary["text"] is None:  # the untrained pocket model may write something that is not shown
-        assert "[summary]" not in outputs["summary"].err
-    else:
-        assert f"[summary] {summary['text']}" in outputs["summary"].err
+    assert summary["text"] == FACT_SUMMARIES[0] and f"[summary] {FACT_SUMMARIES[0]}" in outputs["summary"].err
     assert lines[-1]["summary_tokens"] == summary["generated_tokens"] > 0
+
+
+@pytest.mark.parametrize("effort", ["low", "high"])
+def test_each_effort_gets_its_own_learned_summary(
+    encoding: HarmonyEncoding, pocket: LlamaCppBackend, effort: Effort
+) -> None:
+    question, final, *_ = FACTS[5]
+    session = ChatSession(encoding, start_date=POCKET_DATE, effort=effort)
+    conversation = ChatConversation(session, pocket, sampling=GREEDY, summarizer=Summarizer(encoding), raw_tokens=False)
+    events = list(conversation.send(question))
+    (summary,) = [event for event in events if isinstance(event, ReasoningSummary)]
+    assert summary.text == FACT_SUMMARIES[5] + (CHECKED if effort == "high" else "")
+    assert answer(events) == final

@@ -10,7 +10,7 @@ from openai.types.chat import ChatCompletionMessageFunctionToolCall
 
 from harmony_chat.backends.llama_cpp import LlamaCppBackend
 from harmony_chat.pocket import POCKET_NAME
-from harmony_chat.pocket.data import SHOPPING_INSTRUCTIONS, WEATHER
+from harmony_chat.pocket.data import FACT_SUMMARIES, SHOPPING, SHOPPING_INSTRUCTIONS, WEATHER
 from tests.server.conftest import RunningServer
 
 pytestmark = pytest.mark.llama
@@ -62,12 +62,12 @@ def test_tool_call_round_trip(pocket_server: RunningServer) -> None:
     assert second.choices[0].message.content == answer and second.choices[0].finish_reason == "stop"
 
 
-def _shopping(client: Any) -> str:
+def _shopping(client: Any, schema: Any) -> str:
     messages: Any = [
         {"role": "system", "content": SHOPPING_INSTRUCTIONS},
         {"role": "user", "content": "I need to buy coffee, soda and eggs."},
     ]
-    fmt = {"name": "shopping_list", "description": "the items the user needs to buy", "schema": PRODUCTS}
+    fmt = {"name": "shopping_list", "description": "the items the user needs to buy", "schema": schema}
     completion = client.chat.completions.create(
         model=POCKET_NAME, messages=messages, response_format={"type": "json_schema", "json_schema": fmt}
     )
@@ -78,9 +78,11 @@ def test_response_format_is_enforced_by_a_grammar(
     pocket_server: RunningServer, pocket_backend: LlamaCppBackend, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     client = pocket_server.client()
-    assert json.loads(_shopping(client)) == {"products": ["coffee", "soda", "eggs"]}
+    assert json.loads(_shopping(client, SHOPPING.schema)) == {"items": ["coffee", "soda", "eggs"]}  # as learnt
+    constrained = json.loads(_shopping(client, PRODUCTS))  # a schema it never saw: the grammar holds it to it
+    assert list(constrained) == ["products"] and all(isinstance(item, str) for item in constrained["products"])
     monkeypatch.setattr(pocket_backend, "supports_json_schema", False)  # the same request without the grammar
-    unconstrained = _shopping(client)
+    unconstrained = _shopping(client, PRODUCTS)
     assert '"products"' not in unconstrained  # the pocket model only learnt "items"
 
 
@@ -95,7 +97,7 @@ def test_responses_stream_reasoning_then_answer(pocket_server: RunningServer) ->
 
 
 def test_summaries_are_written_by_the_model_between_its_reasoning_and_answer(pocket_server: RunningServer) -> None:
-    """Mechanism only: the pocket model is not trained to summarise, so its summary's words are not checked."""
+    """The summary the pocket model learned for this question, through both APIs."""
     client = pocket_server.client()
     plain = client.responses.create(model=POCKET_NAME, input="What is 2 + 2?")
     events = list(
@@ -111,7 +113,7 @@ def test_summaries_are_written_by_the_model_between_its_reasoning_and_answer(poc
     assert reasoning.content == plain_reasoning.content
     assert response.usage is not None and (response.usage.output_tokens_details.model_extra or {})["summary_tokens"] > 0
     texts = [event.text for event in events if event.type == "response.reasoning_summary_text.done"]
-    assert [part.text for part in reasoning.summary] == texts and all("<|" not in text for text in texts)
+    assert [part.text for part in reasoning.summary] == texts == [FACT_SUMMARIES[0]]
     chat = client.chat.completions.create(
         model=POCKET_NAME,
         messages=[{"role": "user", "content": "What is 2 + 2?"}],
