@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 SourcesGetter = Callable[[], Mapping[int, "PageRecord"]]
 """Gives the pages citations can name, by cursor (the conversation's ``citation_sources``)."""
 MARK = "【"
-CUT_OFF = re.compile(r"【\d+(?:†[^【】\n]{0,200})?$")
+CUT_OFF = re.compile(r"【\d+(?:†[^【】\n]{0,200})?\Z")
 """A citation the answer ended in the middle of (cut off): dropped. Other unclosed ``【`` text is shown."""
 
 

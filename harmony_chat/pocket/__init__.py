@@ -18,8 +18,10 @@ POCKET_QUESTIONS = (
     "What is the capital of France?",
     "Who wrote Romeo and Juliet?",
     "Write a Python function that adds two numbers.",
+    "What's the weather in Tokyo?",
 )
-"""Questions to suggest: the pocket model answers these (and the rest of its training set)."""
+"""Questions to suggest: the pocket model answers these (and the rest of its training set); the last
+one calls the demo weather tool, after the user approves."""
 
 
 def pocket_dir() -> Path:

@@ -22,7 +22,7 @@ from typing import Literal
 from harmony_chat.tools.browser.pages import Page
 
 CITATION = re.compile(r"【(?P<cursor>\d+)†(?P<body>[^【】\n]{0,200}?)】")
-PARTIAL = re.compile(r"【\d*(?:†[^【】\n]{0,200})?$")
+PARTIAL = re.compile(r"【\d*(?:†[^【】\n]{0,200})?\Z")
 _LINES = re.compile(r"^\s*L(?P<first>\d+)(?:\s*[-–]\s*L?(?P<last>\d+))?")
 _LINK = re.compile(r"【(?P<id>\d+)†")
 

@@ -27,7 +27,8 @@ POCKET_NOTICE = (
     "You are chatting with the **pocket gpt-oss**: a tiny model of the real gpt-oss architecture that "
     "harmony-chat trained itself. It only knows what it was trained on, for example: "
     + ", ".join(f"*{question}*" for question in POCKET_QUESTIONS)
-    + " It reasons before it answers; the reasoning stays hidden (`f12` shows it)."
+    + " (its weather tool asks you first). It reasons before it answers; the reasoning stays hidden"
+    " (`ctrl+t` shows a summary it writes, `f12` the raw reasoning)."
 )
 
 
