@@ -214,6 +214,8 @@ def first_paint_seconds(timeout_s: float = 60.0) -> float:
             "LINES": "30",
         }
         env.pop("TEXTUAL", None)
+        package_root = str(Path(__file__).resolve().parents[2])  # this very harmony_chat, however installed
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")]))
         leader, follower = pty.openpty()
         started = time.perf_counter()
         process = subprocess.Popen(
