@@ -25,23 +25,8 @@ from harmony_chat.cli import main
 from harmony_chat.harmony.session import ChatSession
 from harmony_chat.history.store import HistoryStore
 from tests.helpers import ids
+from tests.support.otter_story import ANSWER, COMPUTE, OPEN, QUESTION, SEARCH, SHOWN
 from tests.tools.browser.web_server import WebServer
-
-SEARCH = (
-    "<|channel|>analysis<|message|>Let me search.<|end|>"
-    '<|start|>assistant<|channel|>analysis to=browser.search code<|message|>{"query": "sea otter weight"}<|call|>'
-)
-OPEN = '<|channel|>analysis to=browser.open code<|message|>{"id": 0}<|call|>'
-COMPUTE = "<|channel|>analysis to=python code<|message|>low, high = 14, 45\nprint((low + high) / 2)<|call|>"
-ANSWER = (
-    "<|channel|>final<|message|>Adult sea otters weigh 14 to 45 kg【1†L7-L8】, so about 29.5 kg on average【1†L7】;"
-    " they also keep kelp forests growing【0†L7】 (not from a made-up source【42†L1】).<|return|>"
-)
-QUESTION = "How heavy is a sea otter on average?"
-SHOWN = (
-    "Adult sea otters weigh 14 to 45 kg[1], so about 29.5 kg on average[1];"
-    " they also keep kelp forests growing[2] (not from a made-up source)."
-)
 
 
 @pytest.fixture(scope="module")

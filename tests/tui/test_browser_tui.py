@@ -30,26 +30,11 @@ from harmony_chat.tui.widgets.answer import Answer
 from harmony_chat.tui.widgets.reasoning import VisitList
 from harmony_chat.tui.widgets.tool_row import CODE_LABEL, ToolCallRow
 from harmony_chat.tui.widgets.turn import AssistantTurn
+from tests.support.otter_story import ANSWER, COMPUTE, OPEN, QUESTION, SEARCH, SHOWN
 from tests.tools.browser.web_server import WebServer
 from tests.tui.harness import settle
 from tests.tui.screen_text import actions, shown_all, squeezed
 from tests.tui.test_tools_tui import ask, finish, until
-
-SEARCH = (
-    "<|channel|>analysis<|message|>Let me search.<|end|>"
-    '<|start|>assistant<|channel|>analysis to=browser.search code<|message|>{"query": "sea otter weight"}<|call|>'
-)
-OPEN = '<|channel|>analysis to=browser.open code<|message|>{"id": 0}<|call|>'
-COMPUTE = "<|channel|>analysis to=python code<|message|>low, high = 14, 45\nprint((low + high) / 2)<|call|>"
-ANSWER = (
-    "<|channel|>final<|message|>Adult sea otters weigh 14 to 45 kg【1†L7-L8】, so about 29.5 kg on average【1†L7】;"
-    " they also keep kelp forests growing【0†L7】 (not from a made-up source【42†L1】).<|return|>"
-)
-QUESTION = "How heavy is a sea otter on average?"
-SHOWN = (
-    "Adult sea otters weigh 14 to 45 kg[1], so about 29.5 kg on average[1];"
-    " they also keep kelp forests growing[2] (not from a made-up source)."
-)
 
 
 @pytest.fixture(scope="module")
