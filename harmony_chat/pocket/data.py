@@ -240,31 +240,37 @@ class _Builder:
         session.add_assistant_turn(decoder.messages, TurnRecord(session.effort, "return"))
 
 
+def _plain_chats(build: _Builder, effort: Effort, tools: list[ToolDescription], tag: str) -> None:
+    """The conversations that use no tool, with ``tools`` declared (the app declares its demo tool)."""
+    for index, (question, final, *analyses) in enumerate(FACTS):
+        session = build.session(effort, functions=tools)
+        session.add_user(question)
+        analysis = analyses[EFFORTS.index(effort)]
+        build.add(f"fact-{index}{tag}", session, _turn(analysis, final), (analysis, FACT_SUMMARIES[index]))
+    for index, (first, second, analysis, final) in enumerate(FOLLOW_UPS):
+        fact = next(item for item in FACTS if item[0] == first)
+        session = build.session(effort, functions=tools)
+        session.add_user(first)
+        build.add(f"follow-up-first-{index}{tag}", session, _turn(fact[2 + EFFORTS.index(effort)], fact[1]))
+        session.add_user(second)
+        scaled = _analysis(analysis, effort)
+        build.add(f"follow-up-{index}{tag}", session, _turn(scaled, final), (scaled, FOLLOW_UP_SUMMARIES[index]))
+    for name, (question, analysis, final), summary in (
+        ("refusal", REFUSAL, REFUSAL_SUMMARY),
+        ("code", CODE, CODE_SUMMARY),
+    ):
+        session = build.session(effort, functions=tools)
+        session.add_user(question)
+        scaled = _analysis(analysis, effort)
+        build.add(f"{name}{tag}", session, _turn(scaled, final), (scaled, summary))
+
+
 def build_examples(encoding: HarmonyEncoding) -> list[Example]:
     """Every training example, in a fixed order."""
     build = _Builder(encoding)
     for effort in EFFORTS:
-        for index, (question, final, *analyses) in enumerate(FACTS):
-            session = build.session(effort)
-            session.add_user(question)
-            analysis = analyses[EFFORTS.index(effort)]
-            build.add(f"fact-{index}", session, _turn(analysis, final), (analysis, FACT_SUMMARIES[index]))
-        for index, (first, second, analysis, final) in enumerate(FOLLOW_UPS):
-            fact = next(item for item in FACTS if item[0] == first)
-            session = build.session(effort)
-            session.add_user(first)
-            build.add(f"follow-up-first-{index}", session, _turn(fact[2 + EFFORTS.index(effort)], fact[1]))
-            session.add_user(second)
-            scaled = _analysis(analysis, effort)
-            build.add(f"follow-up-{index}", session, _turn(scaled, final), (scaled, FOLLOW_UP_SUMMARIES[index]))
-        for name, (question, analysis, final), summary in (
-            ("refusal", REFUSAL, REFUSAL_SUMMARY),
-            ("code", CODE, CODE_SUMMARY),
-        ):
-            session = build.session(effort)
-            session.add_user(question)
-            scaled = _analysis(analysis, effort)
-            build.add(name, session, _turn(scaled, final), (scaled, summary))
+        for tools, tag in (([], ""), ([WEATHER_TOOL], "-with-tool")):  # the app's demo declares the weather tool
+            _plain_chats(build, effort, tools, tag)
         for index, (city, result, final) in enumerate(WEATHER):
             session = build.session(effort, functions=[WEATHER_TOOL])
             session.add_user(f"What's the weather in {city}?")

@@ -29,7 +29,7 @@ from harmony_chat.pocket.data import Example, build_examples, data_hash
 SHAPE = GptOssShape()
 """vocab 201088, hidden 64, 2 layers, 4 heads of 16, 1 KV head, 4 experts (2 active), window 128."""
 SEED = 1234
-STEPS = 1000
+STEPS = 1500
 LEARNING_RATE = 4e-3
 BATCH = 16
 
