@@ -99,6 +99,7 @@ async def show_approval(pilot: Pilot[Any]) -> None:
     """Ask about the weather with the stand-in tool offered, and wait for the approval modal."""
     from harmony_chat.chat.factory import tool_runner
     from harmony_chat.tui.screens.approval import ApprovalScreen
+    from harmony_chat.tui.widgets.tool_row import ToolCallRow
 
     app: Any = pilot.app
     await wait_idle(pilot)
@@ -108,8 +109,9 @@ async def show_approval(pilot: Pilot[Any]) -> None:
     chat.refresh_tool_count()
     chat.prompt.text = TOOL_QUESTION
     await pilot.press("enter")
-    for _ in range(200):
-        if isinstance(app.screen, ApprovalScreen):
+    for _ in range(200):  # the modal, and the turn's row saying which tool asks (they come apart)
+        asking = [row for row in chat.query(ToolCallRow) if row.state == "asking" and row.tool_name]
+        if isinstance(app.screen, ApprovalScreen) and asking:
             break
         await pilot.pause(0.05)
     for _ in range(3):
