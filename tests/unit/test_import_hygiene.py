@@ -57,6 +57,19 @@ def test_cli_import_is_light() -> None:
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
 
 
+def test_the_chat_screen_starts_without_the_browsers_http_client() -> None:
+    """Citations are drawn from the start; fetching pages (httpx, ~100 ms to import) waits for a call."""
+    code = (
+        "import sys, harmony_chat.tui.screens.chat\n"
+        "from harmony_chat.tools.browser import find_citations\n"
+        "heavy = [m for m in ('httpx', 'httpcore', 'harmony_chat.tools.browser.fetch') if m in sys.modules]\n"
+        "assert not heavy, heavy\n"
+        "from harmony_chat.tools.browser import BrowserTool\n"
+        "assert 'httpx' in sys.modules and BrowserTool.__name__ == 'BrowserTool'\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
+
+
 def test_help_runs() -> None:
     result = subprocess.run([sys.executable, "-m", "harmony_chat", "--help"], capture_output=True, text=True, cwd=ROOT)
     assert result.returncode == 0

@@ -26,22 +26,61 @@ addresses ``open`` may reach), ``fetch`` (downloads), ``extract`` (main text, li
 
 from __future__ import annotations
 
-from harmony_chat.tools.browser.citations import (
-    Citation,
-    CitationLink,
-    PageRecord,
-    Source,
-    cite_markdown,
-    find_citations,
-    link_entries,
-    numbered_sources,
-    strip_partial,
-    to_inline_markdown,
-    to_markdown,
-)
-from harmony_chat.tools.browser.config import PROVIDERS, BrowserConfig, ProviderName
-from harmony_chat.tools.browser.tool import BrowserTool, CallPreview, Visit
-from harmony_chat.tools.browser.transcript import sources_from_transcript
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from harmony_chat.tools.browser.citations import (
+        Citation,
+        CitationLink,
+        PageRecord,
+        Source,
+        cite_markdown,
+        find_citations,
+        link_entries,
+        numbered_sources,
+        strip_partial,
+        to_inline_markdown,
+        to_markdown,
+    )
+    from harmony_chat.tools.browser.config import PROVIDERS, BrowserConfig, ProviderName
+    from harmony_chat.tools.browser.tool import BrowserTool, CallPreview, Visit
+    from harmony_chat.tools.browser.transcript import sources_from_transcript
+
+_HOMES = {
+    **dict.fromkeys(
+        (
+            "Citation",
+            "CitationLink",
+            "PageRecord",
+            "Source",
+            "cite_markdown",
+            "find_citations",
+            "link_entries",
+            "numbered_sources",
+            "strip_partial",
+            "to_inline_markdown",
+            "to_markdown",
+        ),
+        "citations",
+    ),
+    **dict.fromkeys(("PROVIDERS", "BrowserConfig", "ProviderName"), "config"),
+    **dict.fromkeys(("BrowserTool", "CallPreview", "Visit"), "tool"),
+    "sources_from_transcript": "transcript",
+}
+"""The module of each exported name: loaded when first asked for, so that citations (which the
+TUI needs at start) do not bring the HTTP client of fetching with them."""
+
+
+def __getattr__(name: str) -> Any:
+    """Load an exported name from its module on first use."""
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "PROVIDERS",

@@ -17,9 +17,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from harmony_chat.tools.browser.pages import Page
+if TYPE_CHECKING:  # pages bring the fetcher and its HTTP client: not needed to cite
+    from harmony_chat.tools.browser.pages import Page
 
 CITATION = re.compile(r"【(?P<cursor>\d+)†(?P<body>[^【】\n]{0,200}?)】")
 PARTIAL = re.compile(r"【\d*(?:†[^【】\n]{0,200})?\Z")

@@ -12,9 +12,11 @@ import re
 import textwrap
 from dataclasses import dataclass, field
 from html import unescape
+from typing import TYPE_CHECKING
 from urllib.parse import urljoin, urlsplit
 
-from harmony_chat.tools.browser.fetch import Fetched
+if TYPE_CHECKING:  # the fetcher's HTTP client is not needed to read a page
+    from harmony_chat.tools.browser.fetch import Fetched
 
 _MARKDOWN_LINK = re.compile(
     r"(?<!!)\[(?P<text>[^\[\]\n]*)\]\((?:<(?P<angle>[^<>\n]*)>|(?P<plain>(?:[^()\s]|\([^()\s]*\))*))"
