@@ -1,5 +1,5 @@
 """Run the command line with ``python -m harmony_chat``."""
 
-from harmony_chat.cli import run
+from harmony_chat.entry import run
 
 run()

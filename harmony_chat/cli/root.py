@@ -13,7 +13,7 @@ from typing import Annotated
 import typer
 from typer.exceptions import TyperException
 
-from harmony_chat import __version__
+from harmony_chat import __version__, collector
 from harmony_chat.cli.history import RootOptions, app_history, history_app
 from harmony_chat.cli.options import (
     ApiKeyOpt,
@@ -128,6 +128,7 @@ def root(
 ) -> None:
     """Chat with gpt-oss (a local GGUF, a serving engine, or the pocket model). With no command, open the app."""
     if ctx.invoked_subcommand is not None:
+        collector.resume()  # only the app's startup runs without the collector (``collector.py``)
         ctx.obj = RootOptions(config, history_db)  # the history commands honour --config and --history-db
         return
     from harmony_chat.config import load_settings

@@ -20,6 +20,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.widget import Widget
 
 from harmony_chat.chat.events import ChatEvent, Notice, ReasoningSummary, ToolFinished
+from harmony_chat.collector import release, settle
 from harmony_chat.harmony.effort import Effort, next_effort
 from harmony_chat.harmony.turn import PromptReady, TurnStats
 from harmony_chat.tui.bindings import SCREEN_KEYS
@@ -118,6 +119,11 @@ class ChatScreen(ModelLoader, ConversationEdits, ToolControl, ReasoningView):
             self.action_toggle_debug()
         self.call_after_refresh(self.load)
         self.call_after_refresh(self.start_tools)
+        self.call_after_refresh(settle)
+
+    def on_unmount(self) -> None:
+        """Hand everything frozen back to the collector (``collector.py``)."""
+        release()
 
     # -- a model is ready ----------------------------------------------------------------
 
@@ -257,6 +263,11 @@ class ChatScreen(ModelLoader, ConversationEdits, ToolControl, ReasoningView):
             self.status.state = "thinking" if turn.thinking else "answering"
 
     async def on_turn_done(self, message: TurnDone) -> None:
+        """Close the turn, then freeze what is alive for the collector (``collector.py``)."""
+        await self._close_turn(message)
+        settle()
+
+    async def _close_turn(self, message: TurnDone) -> None:
         """Close the turn; show an error, giving the user's words back if nothing was generated."""
         self.generating = False
         self.turn_done_at = time.monotonic()
@@ -336,6 +347,7 @@ class ChatScreen(ModelLoader, ConversationEdits, ToolControl, ReasoningView):
             await self.workers.wait_for_complete([w for w in self.workers if w.group == "generation"])
         await self.log_view.remove_children()
         release_removed_widgets(self.log_view)
+        release()
         self.exchanges.clear()
         self.current_turn = None
         self.inspector.clear()

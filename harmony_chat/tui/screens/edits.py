@@ -16,6 +16,7 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widget import Widget
 
+from harmony_chat.collector import release
 from harmony_chat.errors import HarmonyChatError
 from harmony_chat.harmony.effort import Effort
 from harmony_chat.tui.messages import ConversationFailed, ConversationOpened, LastMessageTaken
@@ -131,6 +132,7 @@ class ConversationEdits(Screen[None]):
         widgets = self.exchanges[-1] if self.exchanges else []
         for widget in widgets[1:] if keep_user else widgets:
             widget.remove()
+        release()
         if keep_user:
             del widgets[1:]
         elif self.exchanges:
