@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import signal
 import sys
 from pathlib import Path
 
@@ -17,6 +20,7 @@ from harmony_chat.history.store import HistoryStore
 from harmony_chat.models import FoundModel
 from harmony_chat.tui.bindings import APP_KEYS
 from harmony_chat.tui.commands import HarmonyCommands
+from harmony_chat.tui.hangup import CHECK_S, hung_up
 from harmony_chat.tui.literal import visible
 from harmony_chat.tui.screens.chat import ChatScreen
 from harmony_chat.tui.screens.help import HelpScreen
@@ -120,9 +124,24 @@ class HarmonyChatApp(App[None]):
             self.theme = DEFAULT_THEME
         self.set_keymap(self.settings.keymap)
         self.push_screen(self._chat_screen)
+        self._watch_terminal()
         if self.history_off:
             self.notify(f"History is off: {self.history_off}", severity="warning", markup=False)
         self._discover_models()
+
+    def _watch_terminal(self) -> None:
+        """Quit normally when the terminal goes away (``hangup.py``); headless runs have none to watch."""
+        if self.is_headless or sys.__stdin__ is None or not sys.__stdin__.isatty():
+            return
+        fd = sys.__stdin__.fileno()
+
+        def check() -> None:
+            if hung_up(fd):
+                self.exit()
+
+        self.set_interval(CHECK_S, check)
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):  # no SIGHUP on Windows
+            asyncio.get_running_loop().add_signal_handler(signal.SIGHUP, self.exit)
 
     def _discover_models(self) -> None:
         from harmony_chat.models import find_models

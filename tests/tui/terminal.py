@@ -81,6 +81,11 @@ class Terminal:
             time.sleep(0.05)
         raise AssertionError(f"{text!r} never appeared; the app wrote:\n{self.output[-3000:]!r}")
 
+    def hang_up(self) -> None:
+        """Close the terminal's other end, as a terminal window that closes or a dropped connection."""
+        os.close(self._master)
+        self._reader.join(timeout=5)
+
     def wait_exit(self, timeout: float = 60.0) -> int:
         """Wait for the process to end (a bound so a broken app fails the test instead of hanging it)."""
         try:

@@ -61,6 +61,21 @@ def test_quit_while_streaming_stops_at_once_and_keeps_the_partial_answer(tmp_pat
     assert full.startswith(final.content[0].text) and len(final.content[0].text) < len(full) // 2
 
 
+def test_a_terminal_that_goes_away_ends_the_app_like_quit(tmp_path: Path, isolated_home: Path) -> None:
+    """Not its controlling terminal, so no SIGHUP: without a check the app spun at 100 % of a core."""
+    terminal, store = _start(tmp_path, isolated_home)
+    try:
+        terminal.write(LONG_QUESTION + "\r")
+        terminal.wait_for("answering")
+        terminal.hang_up()
+        assert terminal.wait_exit(timeout=30) == 0
+    finally:
+        terminal.close()
+    conversation = _only_conversation(store)
+    assert [turn.status for turn in conversation.turns] == ["stopped"]  # the partial answer kept, as on quit
+    assert conversation.messages[-1].channel == "final"
+
+
 def _full_demo_answer(question: str) -> str:
     """The whole answer the replayed demo gives to ``question`` (what an unstopped turn stores)."""
     from harmony_chat.chat.factory import create_backend
