@@ -144,6 +144,12 @@ class ChatScreen(ModelLoader, ConversationEdits, ToolControl, ReasoningView):
             self.attach_tools()
             self.attach_summarizer()
         self.prompt.focus()
+        waiting = self.take_waiting()
+        if waiting is not None and self.conversation is not None:
+            await self._send(*waiting)
+        elif waiting is not None:
+            waiting[1].remove()
+            self.prompt.give_back(waiting[0])
         resume, self.chat_app.resume = self.chat_app.resume, None
         if resume == "pick":
             self.action_history()
@@ -167,15 +173,20 @@ class ChatScreen(ModelLoader, ConversationEdits, ToolControl, ReasoningView):
             self.prompt.give_back(message.text)
             self.notify("Still answering: press escape to stop first.", severity="warning")
             return
-        conversation = self.conversation
-        if conversation is None:
-            self.prompt.give_back(message.text)
-            self.notify("No model is loaded yet.", severity="warning")
+        if self.conversation is None:
+            if not await self.hold_until_loaded(message.text):
+                self.prompt.give_back(message.text)
+                self.notify("No model is loaded yet.", severity="warning")
             return
         user = UserMessage(message.text)
         await self.log_view.mount(user)
+        await self._send(message.text, user)
+
+    async def _send(self, text: str, user: UserMessage) -> None:
+        """Send ``text``, shown as ``user``, on the conversation."""
+        conversation = self.conversation
+        assert conversation is not None
         self.exchanges.append([user])
-        text = message.text
         await self.start_turn(lambda should_stop: conversation.send(text, should_stop))
 
     async def start_turn(self, operation: Operation, effort: Effort | None = None) -> None:
@@ -348,6 +359,9 @@ class ChatScreen(ModelLoader, ConversationEdits, ToolControl, ReasoningView):
         await self.log_view.remove_children()
         release_removed_widgets(self.log_view)
         release()
+        if self.waiting is not None:  # a message waiting for the model goes back to the prompt
+            (text, _), self.waiting = self.waiting, None
+            self.prompt.give_back(text)
         self.exchanges.clear()
         self.current_turn = None
         self.inspector.clear()

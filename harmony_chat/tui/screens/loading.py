@@ -15,7 +15,9 @@ from textual.message import Message
 from textual.screen import Screen
 
 from harmony_chat.tui.messages import ModelFailed, ModelLoading, ModelReady, ModelsFound
+from harmony_chat.tui.widgets.prompt import PromptInput
 from harmony_chat.tui.widgets.status_bar import StatusBar
+from harmony_chat.tui.widgets.turn import UserMessage
 from harmony_chat.tui.widgets.welcome import WelcomePanel
 
 if TYPE_CHECKING:
@@ -30,6 +32,10 @@ class ModelLoader(Screen[None]):
     load_id: int
     """Counts model loads (set by the chat screen)."""
     serial: threading.Lock
+    loading = False
+    """Whether a model load is under way."""
+    waiting: tuple[str, UserMessage] | None = None
+    """A message sent while the model loads, and its place in the view: sent when the model is ready."""
 
     @property
     def chat_app(self) -> HarmonyChatApp:
@@ -46,6 +52,11 @@ class ModelLoader(Screen[None]):
         """The scrolling conversation (provided by the chat screen)."""
         raise NotImplementedError
 
+    @property
+    def prompt(self) -> PromptInput:
+        """The prompt (provided by the chat screen)."""
+        raise NotImplementedError
+
     def load(self) -> None:
         """Load the configured model in a worker thread (beside the welcome panel for the pocket model).
 
@@ -53,6 +64,7 @@ class ModelLoader(Screen[None]):
         new conversation keeps its effort.
         """
         self.load_id += 1
+        self.loading = True
         self.status.state = "loading"
         self.status.model = "loading model…"
         previous, self.conversation = self.conversation, None
@@ -106,9 +118,31 @@ class ModelLoader(Screen[None]):
         self.status.state = f"loading {message.step}/{message.total}: {message.label}"
 
     def on_model_failed(self, message: ModelFailed) -> None:
-        """Show why the model did not load, with the way forward."""
+        """Show why the model did not load, with the way forward (a waiting message goes back to the prompt)."""
+        self.loading = False
         self.status.model, self.status.state = "no model", "error"
         self._find_models(message.error, self.load_id)
+        if self.waiting is not None:
+            (text, widget), self.waiting = self.waiting, None
+            widget.remove()
+            self.prompt.give_back(text)
+            self.notify("The model did not load, so your message was not sent.", severity="warning")
+
+    async def hold_until_loaded(self, text: str) -> bool:
+        """Show a message sent while the model loads and keep it for :meth:`take_waiting`; False if none loads."""
+        if not self.loading or self.waiting is not None or self.chat_app.resume is not None:
+            return False
+        widget = UserMessage(text)
+        await self.log_view.mount(widget)
+        self.waiting = (text, widget)
+        self.notify("The model is still loading: your message is sent as soon as it is ready.")
+        return True
+
+    def take_waiting(self) -> tuple[str, UserMessage] | None:
+        """The message that waited for the model, now that it is ready (at most once)."""
+        self.loading = False
+        waiting, self.waiting = self.waiting, None
+        return waiting
 
     @on(WelcomePanel.StartDemo)
     def start_demo(self, message: WelcomePanel.StartDemo) -> None:
