@@ -53,7 +53,7 @@ async def test_a_message_sent_while_loading_is_shown_then_answered() -> None:
         assert app.chat.query_one(AssistantTurn).final_text.startswith("Walk the list once")
         assert app.chat.conversation is not None
         users = [m for m in app.chat.conversation.session.history if m.author.role.value == "user"]
-        assert [m.content[0].text for m in users] == [QUESTION]  # type: ignore[union-attr]
+        assert [m.content[0].text for m in users] == [QUESTION]
         assert len(app.chat.query(UserMessage)) == 1  # shown once, not again when sent
 
 
