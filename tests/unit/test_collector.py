@@ -53,6 +53,17 @@ def test_settle_resumes_and_freezes_what_is_alive() -> None:
     assert gc.get_freeze_count() == 0
 
 
+def test_settle_collects_garbage_instead_of_freezing_it() -> None:
+    gc.disable()  # so that only settle can collect the cycle
+    node = Node()
+    gone = weakref.ref(node)
+    del node
+    assert gone() is not None
+    gc.enable()
+    collector.settle()
+    assert gone() is None
+
+
 def test_garbage_frozen_with_the_living_is_collected_after_release() -> None:
     node = Node()
     gone = weakref.ref(node)
