@@ -274,9 +274,9 @@ class ChatScreen(ModelLoader, ConversationEdits, ToolControl, ReasoningView):
             self.status.state = "thinking" if turn.thinking else "answering"
 
     async def on_turn_done(self, message: TurnDone) -> None:
-        """Close the turn, then freeze what is alive for the collector (``collector.py``)."""
+        """Close the turn; once its end is on screen, collect and freeze for the collector (``collector.py``)."""
         await self._close_turn(message)
-        settle()
+        self.call_after_refresh(settle)
 
     async def _close_turn(self, message: TurnDone) -> None:
         """Close the turn; show an error, giving the user's words back if nothing was generated."""
