@@ -119,7 +119,7 @@ class ChatScreen(ModelLoader, ConversationEdits, ToolControl, ReasoningView):
             self.action_toggle_debug()
         self.call_after_refresh(self.load)
         self.call_after_refresh(self.start_tools)
-        self.call_after_refresh(settle)
+        self.call_after_refresh(settle, collect=False)  # the first paint: freeze startup's objects, quickly
 
     def on_unmount(self) -> None:
         """Hand everything frozen back to the collector (``collector.py``)."""
