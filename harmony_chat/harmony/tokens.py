@@ -29,6 +29,8 @@ STARTOFTEXT: Final = 199998
 
 ASSISTANT: Final = 173781
 """The ordinary token ``assistant``."""
+USER: Final = 1428
+"""The ordinary token ``user`` (a user message's header is ``<|start|>user<|message|>``)."""
 
 FIRST_SPECIAL: Final = 199998
 """Every id from here on is special (or reserved)."""

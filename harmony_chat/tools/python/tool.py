@@ -44,6 +44,20 @@ def workdir_for(conversation_id: str) -> Path:
     return data_dir() / "python" / safe
 
 
+def python_namespace(timeout_s: float, workdir_shown: str, *, network_blocked: bool) -> ToolNamespaceConfig:
+    """Harmony's ``python`` declaration with this machine's timeout, working folder and network made true."""
+    config = ToolNamespaceConfig.python()
+    text = config.description.replace("120.0 seconds", f"{float(timeout_s):.1f} seconds")
+    if workdir_shown != MNT_DATA:
+        text = text.replace("'/mnt/data'", repr(workdir_shown))
+    if network_blocked:
+        text = text.replace(
+            "Internet access for this session is UNKNOWN. Depends on the cluster.",
+            "Internet access for this session is disabled.",
+        )
+    return ToolNamespaceConfig(name=config.name, description=text, tools=list(config.tools))
+
+
 class PythonTool:
     """A Jupyter kernel in a sandbox, for one conversation; thread-safe, one call at a time."""
 
@@ -91,17 +105,8 @@ class PythonTool:
 
     def namespace(self) -> ToolNamespaceConfig:
         """The ``python`` tool as the system message declares it (timeout, folder and network made true)."""
-        config = ToolNamespaceConfig.python()
-        text = config.description.replace("120.0 seconds", f"{float(self.timeout_s):.1f} seconds")
-        if self.workdir_shown != MNT_DATA:
-            text = text.replace("'/mnt/data'", repr(self.workdir_shown))
         blocked = self.container.network == "none" if self.container else self.platform.network_blocked
-        if blocked:
-            text = text.replace(
-                "Internet access for this session is UNKNOWN. Depends on the cluster.",
-                "Internet access for this session is disabled.",
-            )
-        return ToolNamespaceConfig(name=config.name, description=text, tools=list(config.tools))
+        return python_namespace(self.timeout_s, self.workdir_shown, network_blocked=blocked)
 
     @staticmethod
     def handles(recipient: str) -> bool:
