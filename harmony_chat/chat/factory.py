@@ -180,14 +180,28 @@ def start_tools(options: ChatOptions, on_notice: Callable[[str], None] | None = 
     return providers
 
 
+def builtin_names(options: ChatOptions) -> list[str]:
+    """The built-in tools on offer: the configured ones; with none configured, the pocket demo gets ``python``.
+
+    The app's pocket demo (``demo_tools``) shows both tool loops when the user configured no tool at
+    all: the demo weather server (:func:`mcp_servers`) and the python tool, each asking first.
+    """
+    if options.builtin:
+        return list(options.builtin)
+    if options.demo_tools and options.uses_pocket and not (options.mcp_servers or options.mcp_files):
+        return ["python"]
+    return []
+
+
 def builtin_tools(options: ChatOptions) -> list[BuiltinTool]:
     """The built-in tools the options turn on (nothing starts until a call needs it)."""
     from harmony_chat.chat.builtins import PythonBuiltin
 
+    names = builtin_names(options)
     tools: list[BuiltinTool] = []
-    if "python" in options.builtin:
+    if "python" in names:
         tools.append(PythonBuiltin(options.python_timeout))
-    if "browser" in options.builtin:
+    if "browser" in names:
         from harmony_chat.chat.builtins import BrowserBuiltin
 
         tools.append(

@@ -70,7 +70,7 @@ class ChatOptions:
     browser_url: str | None = None
     browser_allow_private: bool = False
     demo_tools: bool = False
-    """Give the pocket model its demo tool (the weather MCP server) when no MCP server is configured."""
+    """Give the pocket model its demo tools (the weather MCP server, python) when no tool is configured."""
     config_path: Path | None = None
     """The config file (where "always, saved" approvals are written)."""
     reasoning: ReasoningMode = "hidden"

@@ -162,7 +162,7 @@ def root(
     )
     if options.replay_demo:
         options.replay_delay = 0.02  # replays look like a live model in the app
-    options.demo_tools = True  # the pocket model shows the tool loop with its weather tool
+    options.demo_tools = True  # the pocket model shows the tool loop: its weather tool and python
     history, history_off = app_history(history_db, settings, no_history, resume is not None or continue_latest)
     chosen: int | str | None = None
     if resume is not None and resume != "pick":

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from harmony_chat.chat.factory import UsageProblem, create_backend, mcp_servers, start_tools
+from harmony_chat.chat.factory import UsageProblem, builtin_names, create_backend, mcp_servers, start_tools
 from harmony_chat.chat.options import ChatOptions
 from harmony_chat.cli.options import chat_options
 from harmony_chat.config import load_settings
@@ -51,6 +51,16 @@ def test_relative_mcp_cwd_is_the_config_files_folder(tmp_path: Path) -> None:
     config = _config(tmp_path, '[mcp.servers.local]\ncommand = "server"\ncwd = "tools"\n')
     (server,) = mcp_servers(chat_options(config)).values()
     assert server.cwd == str(tmp_path / "tools")
+
+
+def test_the_pocket_demo_offers_python_only_when_no_tool_is_configured() -> None:
+    assert builtin_names(ChatOptions(demo=True)) == []  # only the app asks for the demo tools
+    assert builtin_names(ChatOptions(demo=True, demo_tools=True)) == ["python"]
+    assert builtin_names(ChatOptions(demo_tools=True)) == ["python"]  # no model configured: the pocket model
+    assert builtin_names(ChatOptions(model=Path("a.gguf"), demo_tools=True)) == []
+    assert builtin_names(ChatOptions(demo=True, demo_tools=True, builtin=["browser"])) == ["browser"]
+    servers = mcp_servers(ChatOptions(demo=True, demo_tools=True))
+    assert builtin_names(ChatOptions(demo=True, demo_tools=True, mcp_servers=servers)) == []
 
 
 def test_the_pocket_demo_gets_its_weather_tool_from_a_real_mcp_server() -> None:
