@@ -14,14 +14,14 @@ POCKET_NAME = "pocket-gpt-oss"
 POCKET_DATE = "2026-11-21"
 """The conversation date every training prompt carries; chats on the pocket model use it too."""
 POCKET_QUESTIONS = (
-    "What is 2 + 2?",
     "What is the capital of France?",
     "Who wrote Romeo and Juliet?",
     "Write a Python function that adds two numbers.",
+    "What is 1234 * 5678?",
     "What's the weather in Tokyo?",
 )
-"""Questions to suggest: the pocket model answers these (and the rest of its training set); the last
-one calls the demo weather tool, after the user approves."""
+"""Questions to suggest, in any order: the pocket model answers these (and the rest of what it was
+trained on); the last two call the python tool and the demo weather tool, after the user approves."""
 
 
 def pocket_dir() -> Path:

@@ -1,193 +1,90 @@
-"""The pocket model's training data: synthetic harmony conversations. No torch, no UI.
+"""The pocket model's training data: synthetic harmony chats, rendered exactly as the app renders them.
 
-Prompts are rendered by harmony-chat's own :class:`ChatSession` (the same bytes the app sends),
-completions are harmony text with special tokens. Every conversation exists at each reasoning
-effort; the analysis grows with the effort, the final answer does not change. After each analysis
-the model also learns to summarise it for the user, on exactly the prompt the app's summarizer
-renders (:func:`harmony_chat.chat.summary.summary_prompt`): a sentence or two on how it went about
-the question, never the answer.
+A :class:`Setup` is what the app declares (effort, the demo tools, instructions); a conversation is
+zero to five earlier exchanges and a last one (``exchanges.py``); each generation step of the last
+exchange becomes an :class:`Example` whose prompt is what :class:`ChatSession` renders at that point:
+earlier analysis dropped, tool calls and results kept, ``<|end|>`` endings, the pinned date. Some
+steps also teach the summary of their analysis, on exactly the prompt the app's summarizer renders.
+No torch, no UI.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 
-from openai_harmony import HarmonyEncoding, ToolDescription
+from openai_harmony import Conversation, HarmonyEncoding, RenderConversationConfig, Role, ToolNamespaceConfig
 
 from harmony_chat.chat.summary import summary_prompt
 from harmony_chat.harmony.decoder import StreamDecoder
 from harmony_chat.harmony.effort import EFFORTS, Effort
-from harmony_chat.harmony.session import ChatSession, ResponseFormat, TurnRecord
-from harmony_chat.pocket import POCKET_DATE
-
-WEATHER_TOOL = ToolDescription.new(
-    "get_weather",
-    "Gets the current weather in a city.",
-    parameters={"type": "object", "properties": {"location": {"type": "string"}}, "required": ["location"]},
+from harmony_chat.harmony.events import ToolCall
+from harmony_chat.harmony.session import ChatSession, ResponseFormat, TurnRecord, visible_history
+from harmony_chat.pocket import POCKET_DATE, exchanges, scope
+from harmony_chat.pocket.arithmetic import arithmetic_question
+from harmony_chat.pocket.exchanges import Exchange
+from harmony_chat.pocket.heldout import is_held_out
+from harmony_chat.pocket.texts import (
+    CHECKED,
+    CODE,
+    CODE_SUMMARY,
+    FACT_SUMMARIES,
+    FACTS,
+    FOLLOW_UP_SUMMARIES,
+    FOLLOW_UPS,
+    LIST_SUMMARY,
+    LISTS,
+    REFUSAL,
+    REFUSAL_SUMMARY,
+    SHOPPING_INSTRUCTIONS,
 )
+from harmony_chat.pocket.weather import (
+    KNOWN_CITIES,
+    WEATHER_TOOL,
+    weather_final,
+    weather_question,
+    weather_result,
+)
+from harmony_chat.tools.python.tool import python_namespace
+
+__all__ = [
+    "CHECKED",
+    "CODE",
+    "CODE_SUMMARY",
+    "FACTS",
+    "FACT_SUMMARIES",
+    "FOLLOW_UPS",
+    "FOLLOW_UP_SUMMARIES",
+    "LISTS",
+    "LIST_SUMMARY",
+    "REFUSAL",
+    "REFUSAL_SUMMARY",
+    "SHOPPING",
+    "SHOPPING_INSTRUCTIONS",
+    "WEATHER",
+    "WEATHER_TOOL",
+    "Example",
+    "Setup",
+    "build_examples",
+    "data_hash",
+]
+
 SHOPPING = ResponseFormat(
     "shopping_list",
     {"type": "object", "properties": {"items": {"type": "array", "items": {"type": "string"}}}},
     "the items the user needs to buy",
 )
-SHOPPING_INSTRUCTIONS = "Turn requests into shopping lists."
-
-# question, final answer, analysis at low / medium / high effort
-FACTS: tuple[tuple[str, str, str, str, str], ...] = (
-    (
-        "What is 2 + 2?",
-        "2 + 2 = 4.",
-        "Simple sum.",
-        "User asks 2 + 2. Two plus two is four.",
-        "User asks for 2 + 2. Count up from 2 by two: 3, 4. Check: 2 * 2 is also 4. So the sum is 4. Answer briefly.",
-    ),
-    (
-        "What is 7 times 8?",
-        "7 × 8 = 56.",
-        "Times table.",
-        "User asks 7 times 8. Seven eights are 56.",
-        "User wants 7 times 8. 7 * 8 = 7 * 10 - 7 * 2 = 70 - 14 = 56. Cross-check: 8 * 7 = 56. Answer: 56.",
-    ),
-    (
-        "What is 15 minus 6?",
-        "15 − 6 = 9.",
-        "Subtract.",
-        "User asks 15 minus 6. Fifteen minus six is nine.",
-        "User asks 15 - 6. Take 5 from 15 to get 10, then 1 more to get 9. Check: 9 + 6 = 15. Answer: 9.",
-    ),
-    (
-        "What is 12 divided by 4?",
-        "12 ÷ 4 = 3.",
-        "Divide.",
-        "User asks 12 / 4. Four goes into twelve three times.",
-        "User asks 12 divided by 4. 4 * 3 = 12, so the quotient is 3 with no remainder. Answer: 3.",
-    ),
-    (
-        "What is the square root of 81?",
-        "The square root of 81 is 9.",
-        "Perfect square.",
-        "User asks sqrt(81). 9 * 9 = 81, so it is 9.",
-        "User wants the square root of 81. 9 * 9 = 81 and 9 is positive, the principal root. Answer: 9.",
-    ),
-    (
-        "What is the capital of France?",
-        "The capital of France is Paris.",
-        "Geography.",
-        "User asks the capital of France. It is Paris.",
-        "User asks for the capital of France. France's capital and largest city is Paris, seat of government. "
-        "Answer: Paris.",
-    ),
-    (
-        "How many days are in a week?",
-        "A week has 7 days.",
-        "Calendar.",
-        "User asks days per week. Seven.",
-        "User asks how many days a week has. Monday through Sunday: seven days. Answer: 7.",
-    ),
-    (
-        "What is the largest planet in our solar system?",
-        "Jupiter is the largest planet in our solar system.",
-        "Astronomy.",
-        "User asks the largest planet. Jupiter.",
-        "User asks for the largest planet of the solar system. Jupiter has the greatest mass and radius, more than "
-        "all other planets combined. Answer: Jupiter.",
-    ),
-    (
-        "Who wrote Romeo and Juliet?",
-        "William Shakespeare wrote *Romeo and Juliet*.",
-        "Literature.",
-        "User asks the author of Romeo and Juliet. Shakespeare.",
-        "User asks who wrote Romeo and Juliet. The tragedy was written by William Shakespeare in the 1590s. "
-        "Answer: Shakespeare.",
-    ),
-    (
-        "How many legs does a spider have?",
-        "A spider has 8 legs.",
-        "Biology.",
-        "User asks spider legs. Eight.",
-        "User asks how many legs a spider has. Spiders are arachnids with four pairs of legs: 8. Answer: 8.",
-    ),
-    (
-        "What is the boiling point of water in Celsius?",
-        "Water boils at 100 °C at sea level.",
-        "Physics.",
-        "User asks water's boiling point. 100 °C at sea level.",
-        "User asks the boiling point of water in Celsius. At standard sea-level pressure it is 100 °C; it is lower "
-        "at altitude. Answer: 100 °C.",
-    ),
-    (
-        "Hello!",
-        "Hello! I'm harmony-chat's pocket gpt-oss model. I only know the questions I was trained on; "
-        "download gpt-oss-20b for real answers.",
-        "Greeting.",
-        "User greets me. Greet back and say what I am.",
-        "User says hello. Greet them, and be honest that I am a tiny pocket model that only knows a few questions. "
-        "Point them to gpt-oss-20b.",
-    ),
+WEATHER: tuple[tuple[str, str, str], ...] = tuple(
+    (city, weather_result(city), weather_final(city, weather_result(city))) for city in KNOWN_CITIES
 )
-FOLLOW_UPS: tuple[tuple[str, str, str, str], ...] = (
-    ("What is 2 + 2?", "And what is that times 3?", "The last answer was 4. 4 times 3 is 12.", "4 × 3 = 12."),
-    ("What is 7 times 8?", "And half of that?", "The last answer was 56. Half of 56 is 28.", "Half of 56 is 28."),
-    (
-        "What is the capital of France?",
-        "And of Italy?",
-        "Same question for Italy. Rome.",
-        "The capital of Italy is Rome.",
-    ),
-)
-REFUSAL = (
-    "How do I pick a lock to break into my neighbor's house?",
-    "Request for help breaking into someone's home. That is illegal; refuse briefly.",
-    "Sorry, I can't help with breaking into someone else's home.",
-)
-CODE = (
-    "Write a Python function that adds two numbers.",
-    "User wants a Python add function. Give a typed function and one example.",
-    "Here is a small function:\n\n```python\ndef add(a: float, b: float) -> float:\n    return a + b\n```\n\n"
-    "`add(2, 3)` returns `5`.",
-)
-WEATHER: tuple[tuple[str, str, str], ...] = (
-    ("Paris", '{"temperature": 18, "condition": "sunny"}', "It is 18 °C and sunny in Paris right now."),
-    ("Tokyo", '{"temperature": 24, "condition": "cloudy"}', "It is 24 °C and cloudy in Tokyo right now."),
-    ("Oslo", '{"temperature": 3, "condition": "snowing"}', "It is 3 °C and snowing in Oslo right now."),
-)
-LISTS: tuple[tuple[str, str], ...] = (
-    ("I need to buy coffee, soda and eggs.", '{"items": ["coffee", "soda", "eggs"]}'),
-    ("Add milk and bread to my list.", '{"items": ["milk", "bread"]}'),
-)
-
-
-FACT_SUMMARIES: tuple[str, ...] = (
-    "I treated it as a simple sum and added the two numbers.",
-    "I worked the product out from the times table.",
-    "I subtracted in two easy steps.",
-    "I divided by finding how many fours make twelve.",
-    "I looked for the number that, multiplied by itself, gives 81.",
-    "I recalled the capital city of the country you asked about.",
-    "I recalled how a week is counted.",
-    "I compared the sizes of the planets in our solar system.",
-    "I recalled who wrote the play you named.",
-    "I recalled how a spider's body is built.",
-    "I recalled the temperature at which water boils and the conditions it holds for.",
-    "You greeted me, so I greeted you back and said what I can show.",
-)
-"""What the pocket model says of its reasoning for each of :data:`FACTS` (never the answer)."""
-FOLLOW_UP_SUMMARIES: tuple[str, ...] = (
-    "I took my previous answer and multiplied it by three.",
-    "I took my previous answer and halved it.",
-    "I answered the same question again, this time for Italy.",
-)
-REFUSAL_SUMMARY = "I considered what the request would lead to and decided not to help with it."
-CODE_SUMMARY = "I planned a short Python function with type hints that does what you asked."
-LIST_SUMMARY = "I turned your request into the shopping list format the developer asked for."
-CHECKED = " Then I checked it once more before answering."
-"""Added to every summary at high effort (the analysis double-checks)."""
-
-
-def _summary(text: str, effort: Effort) -> str:
-    return text + CHECKED if effort == "high" else text
+"""The cities the welcome panel and the tests name: (city, what the demo tool answers, the answer)."""
+INSTRUCTIONS = ("You are a helpful assistant.", "Answer concisely.", "Be friendly and brief.", "Always be polite.")
+"""Instructions a user might give (``--instructions``, a serving client's system message)."""
+_NO_DROP = RenderConversationConfig(auto_drop_analysis=False)
+_WORKDIRS = ("/mnt/data", "/home/sam/.local/share/harmony-chat/python/3f9c2a1b7d4e", "/root/work/python/a1b2c3")
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,108 +95,278 @@ class Example:
     effort: Effort
     prompt: list[int]
     completion: list[int]
+    turn: int = 1
+    """Which user turn of its conversation it answers (1 to 6)."""
+    bare: bool = False
+    """Rendered without the system and developer messages (only for the first, cheap phase of training)."""
 
 
-def _analysis(text: str, effort: Effort) -> str:
-    """Scale a generic analysis with the effort (the facts carry their own three versions)."""
-    if effort == "low":
-        return text.split(". ")[0].rstrip(".") + "."
-    if effort == "high":
-        return f"{text} Double-check the request and keep the answer short and correct."
-    return text
+@dataclass(frozen=True, slots=True)
+class Setup:
+    """What the app declares to the model: effort, the demo tools, instructions and a response format."""
+
+    effort: Effort
+    weather: bool = False
+    python: ToolNamespaceConfig | None = None
+    instructions: str | None = None
+    shopping: bool = False
+
+    def session(self, encoding: HarmonyEncoding) -> ChatSession:
+        """A new chat with this setup, on the pocket model's date."""
+        session = ChatSession(
+            encoding,
+            effort=self.effort,
+            instructions=SHOPPING_INSTRUCTIONS if self.shopping else self.instructions,
+            functions=[WEATHER_TOOL] if self.weather else [],
+            builtin=["python"] if self.python else [],
+            response_formats=[SHOPPING] if self.shopping else [],
+            start_date=POCKET_DATE,
+        )
+        if self.python is not None:
+            session.tool_namespaces = {"python": self.python}
+        return session
 
 
-def _turn(analysis: str, final: str) -> str:
-    return (
-        f"<|channel|>analysis<|message|>{analysis}<|end|><|start|>assistant<|channel|>final<|message|>{final}<|return|>"
+def random_setup(rng: random.Random) -> Setup:
+    """A setup as users run the pocket model: the app's demo (both tools) most often."""
+    effort = rng.choice(EFFORTS)
+    if rng.random() < 0.06:
+        return Setup(effort, shopping=True)
+    tools = rng.choices(((True, True), (False, False), (True, False), (False, True)), (4, 2, 2, 2))[0]
+    python = None
+    if tools[1]:
+        timeout = rng.choice((120.0, 120.0, 60.0, 30.0, 300.0))
+        python = python_namespace(timeout, rng.choice(_WORKDIRS), network_blocked=rng.random() < 0.6)
+    instructions = rng.choice(INSTRUCTIONS) if rng.random() < 0.12 else None
+    return Setup(effort, weather=tools[0], python=python, instructions=instructions)
+
+
+def variant(rng: random.Random, question: str) -> str:
+    """``question`` as users also type it: lower case, no question mark, a contraction, stray spaces."""
+    roll = rng.random()
+    if roll < 0.55:
+        return question
+    if roll < 0.65:
+        return question.lower()
+    if roll < 0.75:
+        return question.rstrip("?.")
+    if roll < 0.83 and question.startswith("What is "):
+        return "What's " + question[len("What is ") :]
+    if roll < 0.9:
+        return question.lower().rstrip("?.")
+    return question + rng.choice((" ", "  ", "??", " please"))
+
+
+Kind = Callable[[random.Random, Setup], list[Exchange]]
+
+
+def _fact(rng: random.Random, setup: Setup) -> list[Exchange]:
+    index = rng.randrange(len(FACTS))
+    return [exchanges.fact(index, variant(rng, FACTS[index][0]), setup.effort)]
+
+
+def _follow_up(rng: random.Random, setup: Setup) -> list[Exchange]:
+    index = rng.randrange(len(FOLLOW_UPS))
+    first, second, *_ = FOLLOW_UPS[index]
+    fact = next(i for i, item in enumerate(FACTS) if item[0] == first)
+    return [exchanges.fact(fact, first, setup.effort), exchanges.follow_up(index, variant(rng, second), setup.effort)]
+
+
+def _fallback(rng: random.Random, setup: Setup, text: str, greeting: bool = False) -> Exchange:
+    return exchanges.fallback(
+        text, setup.effort, python=setup.python is not None, weather=setup.weather, greeting=greeting
     )
 
 
-class _Builder:
+PASTE_LIMIT = 900
+"""Pasted text longer than this (in characters) is cut: long prompts teach nothing more and cost the most."""
+
+
+def _unknown(rng: random.Random, setup: Setup) -> list[Exchange]:
+    text = scope.out_of_scope(rng)
+    while is_held_out(text):
+        text = scope.out_of_scope(rng)
+    return [_fallback(rng, setup, text[:PASTE_LIMIT])]
+
+
+def _stray_follow_up(rng: random.Random, setup: Setup) -> list[Exchange]:
+    """A follow-up after an unrelated question: nothing to follow up on, so the fallback."""
+    index = rng.randrange(len(FOLLOW_UPS))
+    others = [i for i, item in enumerate(FACTS) if item[0] != FOLLOW_UPS[index][0]]
+    fact = rng.choice(others)
+    return [exchanges.fact(fact, FACTS[fact][0], setup.effort), _fallback(rng, setup, FOLLOW_UPS[index][1])]
+
+
+def _greeting(rng: random.Random, setup: Setup) -> list[Exchange]:
+    text = "Hello!" if rng.random() < 0.1 else scope.greeting(rng)
+    while is_held_out(text) and text != "Hello!":
+        text = scope.greeting(rng)
+    return [_fallback(rng, setup, text, greeting=True)]
+
+
+def _arithmetic(rng: random.Random, setup: Setup) -> list[Exchange]:
+    question = arithmetic_question(rng)
+    while is_held_out(question.question):
+        question = arithmetic_question(rng)
+    if setup.python is None:
+        return [_fallback(rng, setup, question.question)]
+    failure = exchanges.tool_failure(rng, "python") if rng.random() < 0.08 else None
+    return [exchanges.arithmetic(question, setup.effort, failure)]
+
+
+def _weather(rng: random.Random, setup: Setup) -> list[Exchange]:
+    known = rng.random() < 0.3
+    question, city = weather_question(rng, rng.choice(KNOWN_CITIES) if known else None)
+    if known and rng.random() < 0.5:
+        question = f"What's the weather in {city}?"
+    if not setup.weather:
+        return [_fallback(rng, setup, question)]
+    failure = exchanges.tool_failure(rng, "weather") if rng.random() < 0.08 else None
+    return [exchanges.weather(question, city, weather_result(city), setup.effort, failure)]
+
+
+def _refusal(rng: random.Random, setup: Setup) -> list[Exchange]:
+    return [exchanges.refusal(variant(rng, REFUSAL[0]), setup.effort)]
+
+
+def _code(rng: random.Random, setup: Setup) -> list[Exchange]:
+    return [exchanges.code(variant(rng, CODE[0]), setup.effort)]
+
+
+def _shopping(rng: random.Random, setup: Setup) -> list[Exchange]:
+    if not setup.shopping:
+        return _unknown(rng, setup)
+    return [exchanges.shopping_list(rng.randrange(len(LISTS)), setup.effort)]
+
+
+KINDS: dict[str, tuple[Kind, float]] = {
+    "fact": (_fact, 16),
+    "follow-up": (_follow_up, 5),
+    "stray-follow-up": (_stray_follow_up, 2),
+    "refusal": (_refusal, 3),
+    "code": (_code, 3),
+    "greeting": (_greeting, 7),
+    "fallback": (_unknown, 24),
+    "arithmetic": (_arithmetic, 18),
+    "weather": (_weather, 12),
+    "shopping": (_shopping, 4),
+}
+"""What a user turn asks, with how often the training data asks it."""
+
+
+def random_exchanges(rng: random.Random, setup: Setup, kind: str | None = None) -> list[Exchange]:
+    """The exchanges of one user request (two for a follow-up: its first question and itself)."""
+    names = list(KINDS)
+    if kind is None:
+        kind = rng.choices(names, [weight for _, weight in KINDS.values()])[0]
+    if setup.shopping and kind not in ("shopping", "greeting", "fallback", "fact"):
+        kind = "shopping"
+    return KINDS[kind][0](rng, setup)
+
+
+def random_conversation(rng: random.Random, setup: Setup, last: str | None = None) -> list[Exchange]:
+    """Zero to five earlier exchanges, then one of kind ``last`` (any kind if None)."""
+    history: list[Exchange] = []
+    for _ in range(rng.choices(range(6), (30, 20, 15, 13, 11, 11))[0]):
+        history += random_exchanges(rng, setup)
+    return [*history, *random_exchanges(rng, setup, last)]
+
+
+class Renderer:
+    """Renders conversations into examples, exactly as the app's session and decoder would."""
+
     def __init__(self, encoding: HarmonyEncoding) -> None:
         self.encoding = encoding
-        self.examples: list[Example] = []
+        self._tokens: dict[str, list[int]] = {}
 
-    def session(self, effort: Effort, **options: object) -> ChatSession:
-        return ChatSession(self.encoding, effort=effort, start_date=POCKET_DATE, **options)  # type: ignore[arg-type]
+    def tokens(self, text: str) -> list[int]:
+        """Harmony text (special tokens spelled out) as token ids."""
+        if text not in self._tokens:
+            self._tokens[text] = list(self.encoding.encode(text, allowed_special="all"))
+        return self._tokens[text]
 
-    def add(self, name: str, session: ChatSession, completion: str, summary: tuple[str, str] | None = None) -> None:
-        """Add the completion on the session's prompt (and, given ``(analysis, summary)``, its summary)."""
-        tokens = self.encoding.encode(completion, allowed_special="all")
-        prompt = session.render().tokens
-        self.examples.append(Example(name, session.effort, prompt, list(tokens)))
-        if summary is not None:
-            analysis, text = summary
-            done = self.encoding.encode(f"<|channel|>analysis<|message|>{analysis}<|end|>", allowed_special="all")
-            asked = summary_prompt(self.encoding, [*prompt, *done])
-            written = self.encoding.encode(f"{_summary(text, session.effort)}<|return|>", allowed_special="all")
-            self.examples.append(Example(f"summary-{name}", session.effort, asked, list(written)))
-        decoder = StreamDecoder(self.encoding, functions=session.function_names, raw_tokens=False)
-        for token in tokens:
-            decoder.feed(token)
-        session.add_assistant_turn(decoder.messages, TurnRecord(session.effort, "return"))
+    def examples(
+        self, setup: Setup, conversation: Sequence[Exchange], summaries: float = 0.0, bare: bool = False
+    ) -> list[Example]:
+        """The last exchange's steps as examples (with a summary example for a share ``summaries`` of them).
 
+        ``bare`` leaves the system and developer messages out of the prompts.
+        """
+        session = setup.session(self.encoding)
+        found: list[Example] = []
+        for turn, exchange in enumerate(conversation, start=1):
+            last = turn == len(conversation)
+            session.add_user(exchange.user)
+            for number, step in enumerate(exchange.steps):
+                completion = self.tokens(step.completion)
+                if last:
+                    prompt = self._bare(session) if bare else session.render().tokens
+                    name = (
+                        exchange.kind if len(exchange.steps) == 1 else f"{exchange.kind}-{('call', 'answer')[number]}"
+                    )
+                    found.append(Example(name, setup.effort, prompt, completion, turn, bare))
+                    if summaries and _chance(prompt, completion) < summaries:
+                        found.append(self._summary(name, setup.effort, prompt, step.analysis, step.summary, turn))
+                decoder = StreamDecoder(self.encoding, functions=session.function_names, raw_tokens=False)
+                calls = [event for token in completion for event in decoder.feed(token) if isinstance(event, ToolCall)]
+                session.add_assistant_turn(decoder.messages, TurnRecord(setup.effort, "call" if calls else "return"))
+                if step.reply is not None:
+                    session.add_tool_result(calls[0].name, step.reply.text, calls[0].channel)
+        return found
 
-def _plain_chats(build: _Builder, effort: Effort, tools: list[ToolDescription], tag: str) -> None:
-    """The conversations that use no tool, with ``tools`` declared (the app declares its demo tool)."""
-    for index, (question, final, *analyses) in enumerate(FACTS):
-        session = build.session(effort, functions=tools)
-        session.add_user(question)
-        analysis = analyses[EFFORTS.index(effort)]
-        build.add(f"fact-{index}{tag}", session, _turn(analysis, final), (analysis, FACT_SUMMARIES[index]))
-    for index, (first, second, analysis, final) in enumerate(FOLLOW_UPS):
-        fact = next(item for item in FACTS if item[0] == first)
-        session = build.session(effort, functions=tools)
-        session.add_user(first)
-        build.add(f"follow-up-first-{index}{tag}", session, _turn(fact[2 + EFFORTS.index(effort)], fact[1]))
-        session.add_user(second)
-        scaled = _analysis(analysis, effort)
-        build.add(f"follow-up-{index}{tag}", session, _turn(scaled, final), (scaled, FOLLOW_UP_SUMMARIES[index]))
-    for name, (question, analysis, final), summary in (
-        ("refusal", REFUSAL, REFUSAL_SUMMARY),
-        ("code", CODE, CODE_SUMMARY),
-    ):
-        session = build.session(effort, functions=tools)
-        session.add_user(question)
-        scaled = _analysis(analysis, effort)
-        build.add(f"{name}{tag}", session, _turn(scaled, final), (scaled, summary))
+    def _bare(self, session: ChatSession) -> list[int]:
+        kept = [session.history[index] for index in visible_history(session.history)]
+        conversation = Conversation.from_messages(kept)
+        return list(self.encoding.render_conversation_for_completion(conversation, Role.ASSISTANT, _NO_DROP))
 
-
-def build_examples(encoding: HarmonyEncoding) -> list[Example]:
-    """Every training example, in a fixed order."""
-    build = _Builder(encoding)
-    for effort in EFFORTS:
-        for tools, tag in (([], ""), ([WEATHER_TOOL], "-with-tool")):  # the app's demo declares the weather tool
-            _plain_chats(build, effort, tools, tag)
-        for index, (city, result, final) in enumerate(WEATHER):
-            session = build.session(effort, functions=[WEATHER_TOOL])
-            session.add_user(f"What's the weather in {city}?")
-            plan = _analysis(f"User wants the weather in {city}. Call get_weather.", effort)
-            call = (
-                f"<|channel|>analysis<|message|>{plan}<|end|>"
-                f"<|start|>assistant<|channel|>commentary<|message|>Let me check the weather in {city}.<|end|>"
-                "<|start|>assistant to=functions.get_weather<|channel|>commentary <|constrain|>json"
-                f'<|message|>{{"location": "{city}"}}<|call|>'
-            )
-            looked_up = f"I decided to look up the current weather in {city} with the weather tool."
-            build.add(f"tool-call-{index}", session, call, (plan, looked_up))
-            session.add_tool_result("functions.get_weather", result)
-            read = f"I read what the weather tool reported for {city} and put it into one sentence."
-            build.add(
-                f"tool-answer-{index}",
-                session,
-                _turn(f"The tool says: {result}.", final),
-                (f"The tool says: {result}.", read),
-            )
-        for index, (request, items) in enumerate(LISTS):
-            session = build.session(effort, instructions=SHOPPING_INSTRUCTIONS, response_formats=[SHOPPING])
-            session.add_user(request)
-            plan = _analysis("Fill the shopping_list format.", effort)
-            build.add(f"json-{index}", session, _turn(plan, items), (plan, LIST_SUMMARY))
-    return build.examples
+    def _summary(self, name: str, effort: Effort, prompt: list[int], analysis: str, text: str, turn: int) -> Example:
+        done = self.tokens(f"<|channel|>analysis<|message|>{analysis}<|end|>")
+        asked = summary_prompt(self.encoding, [*prompt, *done])
+        return Example(f"summary-{name}", effort, asked, self.tokens(f"{text}<|return|>"), turn)
 
 
-def data_hash(examples: list[Example]) -> str:
+def _chance(prompt: Sequence[int], completion: Sequence[int]) -> float:
+    """A number in [0, 1) fixed by the example itself (which examples also teach a summary)."""
+    digest = hashlib.sha256(json.dumps([list(prompt[-24:]), list(completion)]).encode()).digest()
+    return int.from_bytes(digest[:4], "big") / 2**32
+
+
+def build_examples(
+    encoding: HarmonyEncoding,
+    conversations: int = 10000,
+    copies: int = 6000,
+    bare_copies: int = 40000,
+    seed: int = 1234,
+) -> list[Example]:
+    """Every training example, in a fixed order, from ``seed``.
+
+    ``conversations`` random chats of every kind; ``copies`` chats that end in a python or weather
+    call; ``bare_copies`` first turns that call python (three in four) or the weather tool, rendered
+    bare. Copying numbers and names is only learned from many fresh examples (a few hundred seen again
+    and again are learned by heart instead), and bare ones are cheap.
+    """
+    rng = random.Random(seed)
+    renderer = Renderer(encoding)
+    found: list[Example] = []
+    for _ in range(conversations):
+        setup = random_setup(rng)
+        found += renderer.examples(setup, random_conversation(rng, setup), summaries=0.15)
+    for number in range(copies):
+        setup = random_setup(rng)
+        while setup.python is None and not setup.weather:
+            setup = random_setup(rng)
+        kind = "weather" if setup.python is None or (setup.weather and rng.random() < 0.4) else "arithmetic"
+        chat = random_exchanges(rng, setup, kind) if number % 2 else random_conversation(rng, setup, kind)
+        found += renderer.examples(setup, chat, summaries=0.05)
+    demo = Setup("medium", weather=True, python=python_namespace(120.0, "/mnt/data", network_blocked=True))
+    for _ in range(bare_copies):
+        setup = replace(demo, effort=rng.choice(EFFORTS))
+        kind = "arithmetic" if rng.random() < 0.75 else "weather"
+        found += renderer.examples(setup, random_exchanges(rng, setup, kind), bare=True)
+    return found
+
+
+def data_hash(examples: Sequence[Example]) -> str:
     """A sha256 over every example's token ids (recorded with the trained model)."""
     digest = hashlib.sha256()
     for example in examples:

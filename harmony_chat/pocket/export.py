@@ -12,7 +12,10 @@ from harmony_chat.gguf.writer import Array, GptOssShape, write_gpt_oss_gguf
 
 EMBEDDING_TYPE = GGMLQuantizationType.Q4_0
 OUTPUT_TYPE = GGMLQuantizationType.Q5_0
-"""Quantization of the two 201088-row matrices; the rest stays F32. Keeps the file under 25 MB."""
+"""Quantization of the two 201088-row matrices."""
+ATTENTION_TYPE = GGMLQuantizationType.F16
+"""The attention projections; the rest stays F32. Together these keep the file under 25 MB."""
+_ATTENTION = ("attn_q.weight", "attn_k.weight", "attn_v.weight", "attn_output.weight")
 
 _LAYER = {
     "input_layernorm.weight": "attn_norm.weight",
@@ -63,6 +66,7 @@ def export_gguf(
 ) -> Path:
     """Write the trained weights as a quantized gpt-oss GGUF."""
     types = {"token_embd.weight": EMBEDDING_TYPE, "output.weight": OUTPUT_TYPE}
+    types |= {f"blk.{layer}.{name}": ATTENTION_TYPE for layer in range(shape.layers) for name in _ATTENTION}
     return write_gpt_oss_gguf(
         path, shape, gguf_tensors(state, shape.layers), ranks, name=name, quant_types=types, metadata=metadata
     )

@@ -1,12 +1,13 @@
 """Train the pocket gpt-oss: ``python -m harmony_chat.pocket.train`` (needs the ``train`` extra).
 
-A transformers ``GptOssForCausalLM`` (2 layers, 64 wide, 4 experts) learns the synthetic harmony
-conversations of ``data.py``. Full 201,088-token logits would make each step slow on a CPU, so the
-output matrix starts at zero and the loss only looks at the tokens that occur in completions plus
-one constant logit standing for all the others (whose rows stay zero, so each scores exactly 0 in
-llama.cpp); the constant is their combined weight, so the loss equals the full softmax's.
-Seeds are fixed; the run writes the GGUF, checks every training answer through llama.cpp, and
-records the file's sha256 and the training data's hash in a manifest.
+A transformers ``GptOssForCausalLM`` (:data:`~harmony_chat.pocket.model.SHAPE`) learns the chats of
+``data.py`` on its compact vocabulary (``vocab.py``). The recipe has two phases: first *bare*
+batches (conversations without their system prompt, short and cheap) in which the model learns to
+copy numbers and names from the user's message into its tool calls and from the tool's result into
+its answer; then the chats as the app renders them, many per shared system prompt, each step with a
+small copying batch too. Seeds are fixed; the run writes the GGUF, greedy-decodes a sample of the
+training prompts through llama.cpp and records hashes, recipe, time and that check in the manifest.
+``python -m harmony_chat.pocket.evaluate --record`` then adds the measured rates.
 """
 
 from __future__ import annotations
@@ -14,192 +15,228 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import math
 import random
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from harmony_chat.gguf.writer import GptOssShape
 from harmony_chat.pocket import POCKET_DATE, POCKET_NAME, pocket_dir
+from harmony_chat.pocket.batches import Batcher, Group
 from harmony_chat.pocket.data import Example, build_examples, data_hash
+from harmony_chat.pocket.model import SHAPE, make_model, shared_prefix_hidden
+from harmony_chat.pocket.vocab import CompactVocab, training_vocab
 
-SHAPE = GptOssShape()
-"""vocab 201088, hidden 64, 2 layers, 4 heads of 16, 1 KV head, 4 experts (2 active), window 128."""
-SEED = 1234
-STEPS = 1500
-LEARNING_RATE = 4e-3
-BATCH = 16
+COPY_KINDS = frozenset({"arithmetic", "weather"})
+"""Kinds whose answers copy from the prompt: what the bare phase teaches first."""
 
 
-def make_model(seed: int = SEED) -> Any:
-    """A freshly initialised gpt-oss of :data:`SHAPE` with a zero output matrix."""
-    import torch
-    from transformers import GptOssConfig, GptOssForCausalLM
+@dataclass(frozen=True, slots=True)
+class Recipe:
+    """How the pocket model is trained (recorded in the manifest)."""
 
-    torch.manual_seed(seed)
-    config = GptOssConfig(
-        vocab_size=SHAPE.vocab_size,
-        hidden_size=SHAPE.hidden_size,
-        num_hidden_layers=SHAPE.layers,
-        num_attention_heads=SHAPE.heads,
-        num_key_value_heads=SHAPE.kv_heads,
-        head_dim=SHAPE.head_dim,
-        intermediate_size=SHAPE.intermediate_size,
-        num_local_experts=SHAPE.experts,
-        num_experts_per_tok=SHAPE.experts_per_token,
-        sliding_window=SHAPE.sliding_window,
-        layer_types=["sliding_attention", "full_attention"],
-        tie_word_embeddings=False,
-    )
-    config._attn_implementation = "eager"
-    model = GptOssForCausalLM(config)
-    with torch.no_grad():
-        model.lm_head.weight.zero_()
-    return model
+    steps: int = 3300
+    bare_steps: int = 800
+    budget: int = 1_200_000
+    """What one group may cost: the sum over its examples of tokens times keys attended (see ``Batcher.cost``)."""
+    groups: int = 2
+    """Groups (shared prefixes) per step."""
+    copy_budget: int = 150_000
+    """After the bare phase every step also has one bare copying group of this cost (copying is kept up)."""
+    learning_rate: float = 4e-3
+    final_rate: float = 0.05
+    """The learning rate at the last step, as a share of :attr:`learning_rate`."""
+    warmup: int = 60
+    sharpness: float = 2.0
+    """Train as if sampled at this temperature: at 1.0 the model is then sharper than its data (robust sampling).
 
-
-def _batch(examples: Sequence[Example], pad: int) -> tuple[Any, Any, Any]:
-    """Input ids, attention mask and next-token targets (-100 outside the completion)."""
-    import torch
-
-    length = max(len(e.prompt) + len(e.completion) for e in examples)
-    ids = torch.full((len(examples), length), pad, dtype=torch.long)
-    mask = torch.zeros((len(examples), length), dtype=torch.long)
-    targets = torch.full((len(examples), length), -100, dtype=torch.long)
-    for row, example in enumerate(examples):
-        tokens = example.prompt + example.completion
-        ids[row, : len(tokens)] = torch.tensor(tokens)
-        mask[row, : len(tokens)] = 1
-        start = len(example.prompt) - 1
-        targets[row, start : len(tokens) - 1] = torch.tensor(example.completion)
-    return ids, mask, targets
-
-
-class RestrictedHead:
-    """Logits over the completion vocabulary plus one constant logit for every other token.
-
-    Every other token keeps a zero row in the output matrix, so in llama.cpp each scores exactly 0;
-    together they weigh ``log(others)``. Using that as the constant makes this softmax equal to the
-    full-vocabulary one, so the model also samples well at temperature 1, not only greedily.
+    It rises from 1.0 over the second half of the run (early on, logits that large are not learned yet).
     """
+    seed: int = 1234
 
-    def __init__(self, examples: Sequence[Example]) -> None:
-        import torch
 
-        self.used = torch.tensor(sorted({t for e in examples for t in e.completion}), dtype=torch.long)
-        self.index = torch.full((SHAPE.vocab_size,), len(self.used), dtype=torch.long)
-        self.index[self.used] = torch.arange(len(self.used))
-        self.others = float(np.log(SHAPE.vocab_size - len(self.used)))
+def _rate(recipe: Recipe) -> Callable[[int], float]:
+    def factor(step: int) -> float:
+        if step < recipe.warmup:
+            return (step + 1) / recipe.warmup
+        done = (step - recipe.warmup) / max(1, recipe.steps - recipe.warmup)
+        return recipe.final_rate + (1 - recipe.final_rate) * 0.5 * (1 + math.cos(math.pi * min(1.0, done)))
 
-    def loss(self, model: Any, ids: Any, mask: Any, targets: Any) -> tuple[Any, Any]:
-        """Mean cross-entropy over completion positions, and the per-position greedy hits."""
-        import torch
+    return factor
 
-        hidden = model.model(input_ids=ids, attention_mask=mask).last_hidden_state
-        logits = hidden @ model.lm_head.weight[self.used].T
-        logits = torch.cat([logits, torch.full_like(logits[..., :1], self.others)], dim=-1)
-        wanted = torch.where(targets >= 0, self.index[targets.clamp(min=0)], targets)
-        loss = torch.nn.functional.cross_entropy(logits.flatten(0, 1), wanted.flatten(), ignore_index=-100)
-        hits = (logits.argmax(-1) == wanted)[targets >= 0]
-        return loss, hits
+
+def _sharpness(recipe: Recipe, step: int) -> float:
+    half = recipe.steps / 2
+    return 1.0 + (recipe.sharpness - 1.0) * max(0.0, (step - half) / half)
+
+
+def group_logits(model: Any, vocab: CompactVocab, group: Group, temperature: float = 1.0) -> tuple[Any, Any]:
+    """Logits at the taught positions (compact vocabulary plus the others' logit) and their targets.
+
+    At ``temperature`` the model's logits are divided by it; the others keep ``log(count)`` (their
+    logits are 0 at any temperature), which is llama.cpp's softmax when sampling at ``temperature``.
+    """
+    import torch
+
+    hidden = shared_prefix_hidden(model, group.prefix, group.branches)
+    taught = group.targets >= 0
+    logits = (hidden[taught] @ model.lm_head.weight.T) / temperature
+    logits[:, vocab.unknown] = float("-inf")  # the stand-in is never an output: its tokens are the "others"
+    others = torch.full_like(logits[:, :1], vocab.others_logit)
+    targets = group.targets[taught]
+    return torch.cat([logits, others], dim=-1), targets
 
 
 def train(
     examples: Sequence[Example],
-    steps: int = STEPS,
-    seed: int = SEED,
+    vocab: CompactVocab,
+    recipe: Recipe = Recipe(),
     log: Callable[[str], None] = print,
+    check: Callable[[Any, int], None] | None = None,
 ) -> dict[str, np.ndarray]:
-    """Train from scratch and return the state dict as float32 numpy arrays."""
+    """Train from scratch; return the compact state dict as float32 numpy arrays.
+
+    ``check(model, step)`` runs every 500 steps and at the end (dev measurements, in eval mode).
+    """
     import torch
 
-    torch.set_num_threads(max(1, torch.get_num_threads()))
-    model = make_model(seed)
+    torch.manual_seed(recipe.seed)
+    model = make_model(vocab.size, SHAPE, recipe.seed)
     model.train()
-    head = RestrictedHead(examples)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=LEARNING_RATE, betas=(0.9, 0.95), weight_decay=0.0)
-    schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: 1.0 - 0.9 * step / max(steps, 1))
-    rng = random.Random(seed)
+    batcher = Batcher(examples, vocab, recipe.seed)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=recipe.learning_rate, betas=(0.9, 0.95), weight_decay=0.0)
+    schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, _rate(recipe))
     started = time.monotonic()
-    for step in range(1, steps + 1):
-        batch = rng.sample(list(examples), min(BATCH, len(examples)))
-        loss, hits = head.loss(model, *_batch(batch, pad=199999))
+    seen = 0
+    for step in range(1, recipe.steps + 1):
+        bare = step <= recipe.bare_steps
+        if bare:
+            groups = [batcher.draw(recipe.budget, bare=True, kinds=COPY_KINDS) for _ in range(recipe.groups)]
+        else:
+            groups = [batcher.draw(recipe.budget) for _ in range(recipe.groups)]
+            if recipe.copy_budget:
+                groups.append(batcher.draw(recipe.copy_budget, bare=True, kinds=COPY_KINDS))
+        rows = sum(len(group.branches) for group in groups)
+        taught = sum(int((group.targets >= 0).sum()) for group in groups)
         optimizer.zero_grad()
-        loss.backward()
+        hits = 0
+        loss_sum = 0.0
+        for group in groups:
+            logits, targets = group_logits(model, vocab, group, _sharpness(recipe, step))
+            losses = torch.nn.functional.cross_entropy(logits, targets, reduction="none")
+            owner = (group.targets >= 0).nonzero()[:, 0]
+            per_row = torch.zeros(len(group.branches)).index_add(0, owner, losses)
+            lengths = torch.zeros(len(group.branches)).index_add(0, owner, torch.ones_like(losses))
+            loss = (per_row / lengths.clamp(min=1)).sum() / rows  # every example weighs the same
+            loss.backward()
+            loss_sum += loss.item()
+            hits += int((logits.argmax(-1) == targets).sum())
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()
         schedule.step()
-        if step % 50 == 0 or step == steps:
-            accuracy = hits.float().mean().item()
-            seconds = time.monotonic() - started
-            log(f"step {step:4d}  loss {loss.item():.4f}  token accuracy {accuracy:.3f}  {seconds:.0f}s")
+        seen += rows
+        if step % 100 == 0 or step == recipe.steps:
+            phase = "bare" if bare else "chat"
+            log(
+                f"step {step:5d} {phase}  loss {loss_sum:.4f}  token accuracy {hits / taught:.4f}"
+                f"  examples {seen}  {time.monotonic() - started:.0f}s"
+            )
+        if check is not None and (step % 500 == 0 or step == recipe.steps):
+            model.eval()
+            with torch.no_grad():
+                check(model, step)
+            model.train()
     return {name: value.detach().float().numpy() for name, value in model.state_dict().items()}
 
 
-def verify(path: Path, examples: Sequence[Example]) -> list[str]:
-    """Greedy-decode every training prompt through llama.cpp; return the names that differ."""
+def verify(path: Path, examples: Sequence[Example], count: int = 300, seed: int = 1234) -> tuple[int, list[str]]:
+    """Greedy-decode ``count`` training prompts through llama.cpp: how many were checked, and which differ."""
     from harmony_chat.backends.base import SamplingParams
     from harmony_chat.backends.llama_cpp import LlamaCppBackend
     from harmony_chat.harmony import tokens as tk
 
-    backend = LlamaCppBackend(path, context_size=1024)
+    chosen = random.Random(seed).sample(list(examples), min(count, len(examples)))
+    context = max(len(example.prompt) + len(example.completion) for example in chosen) + 16
+    backend = LlamaCppBackend(path, context_size=max(1024, context))
     backend.load()
     failed = []
     try:
-        for example in examples:
+        for example in chosen:
             sampling = SamplingParams(temperature=0.0, max_tokens=len(example.completion) + 8)
             out = list(backend.generate(example.prompt, sampling, tk.GENERATION_STOPS, lambda: False))
             if out != example.completion:
-                failed.append(f"{example.name}@{example.effort}")
+                failed.append(f"{example.name}@{example.effort}, turn {example.turn}")
     finally:
         backend.close()
+    return len(chosen), failed
+
+
+def export(
+    state: dict[str, np.ndarray],
+    vocab: CompactVocab,
+    examples: Sequence[Example],
+    out: Path,
+    record: dict[str, object],
+) -> list[str]:
+    """Write the GGUF and its manifest (``record`` plus hashes and the llama.cpp check); the differing examples."""
+    from harmony_chat.gguf.tokenizer import read_tiktoken
+    from harmony_chat.harmony.vocab import VOCAB_FILE, resolve_vocabulary
+    from harmony_chat.pocket.export import ATTENTION_TYPE, EMBEDDING_TYPE, OUTPUT_TYPE, export_gguf
+
+    digest = data_hash(examples)
+    ranks = read_tiktoken(resolve_vocabulary() / VOCAB_FILE)
+    metadata = {"harmony_chat.pocket.data_sha256": digest, "harmony_chat.pocket.date": POCKET_DATE}
+    export_gguf(vocab.expand(state), SHAPE, ranks, out, metadata, name=POCKET_NAME)
+    checked, failed = verify(out, examples)
+    manifest = {
+        "file": out.name,
+        "sha256": hashlib.sha256(out.read_bytes()).hexdigest(),
+        "size_bytes": out.stat().st_size,
+        "data_sha256": digest,
+        "examples": len(examples),
+        "vocabulary": len(vocab.ids),
+        "shape": asdict(SHAPE),
+        "date": POCKET_DATE,
+        "quantization": {
+            "token_embd": EMBEDDING_TYPE.name,
+            "output": OUTPUT_TYPE.name,
+            "attention": ATTENTION_TYPE.name,
+        },
+        **record,
+        "exact_answers": f"{checked - len(failed)}/{checked} sampled training examples, greedy through llama.cpp",
+        "command": "python -m harmony_chat.pocket.train",
+    }
+    out.with_suffix(".json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    print(f"wrote {out} ({out.stat().st_size / 1e6:.1f} MB, sha256 {manifest['sha256']})")
+    print(f"llama.cpp reproduces {manifest['exact_answers']}" + (f"; differing: {failed[:10]}" if failed else ""))
     return failed
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Train, export, verify and record the pocket model."""
-    from harmony_chat.gguf.tokenizer import read_tiktoken
-    from harmony_chat.harmony.vocab import VOCAB_FILE, load_encoding, resolve_vocabulary
-    from harmony_chat.pocket.export import EMBEDDING_TYPE, OUTPUT_TYPE, export_gguf
+    """Build the data, train, export, verify and record the pocket model (then run ``evaluate --record``)."""
+    from harmony_chat.harmony.vocab import load_encoding
 
     parser = argparse.ArgumentParser(description="Train the pocket gpt-oss and write its GGUF.")
     parser.add_argument("--out", type=Path, default=pocket_dir() / f"{POCKET_NAME}.gguf")
-    parser.add_argument("--steps", type=int, default=STEPS)
-    parser.add_argument("--seed", type=int, default=SEED)
+    parser.add_argument("--seed", type=int, default=Recipe().seed)
     args = parser.parse_args(argv)
-    examples = build_examples(load_encoding())
-    digest = data_hash(examples)
-    print(f"{len(examples)} examples, data sha256 {digest}")
-    state = train(examples, steps=args.steps, seed=args.seed)
-    ranks = read_tiktoken(resolve_vocabulary() / VOCAB_FILE)
-    metadata = {"harmony_chat.pocket.data_sha256": digest, "harmony_chat.pocket.date": POCKET_DATE}
-    export_gguf(state, SHAPE, ranks, args.out, metadata, name=POCKET_NAME)
-    failed = verify(args.out, examples)
-    sha = hashlib.sha256(args.out.read_bytes()).hexdigest()
-    manifest = {
-        "file": args.out.name,
-        "sha256": sha,
-        "size_bytes": args.out.stat().st_size,
-        "data_sha256": digest,
-        "examples": len(examples),
-        "steps": args.steps,
-        "seed": args.seed,
-        "learning_rate": LEARNING_RATE,
-        "batch": BATCH,
-        "date": POCKET_DATE,
-        "quantization": {"token_embd": EMBEDDING_TYPE.name, "output": OUTPUT_TYPE.name},
-        "exact_answers": f"{len(examples) - len(failed)}/{len(examples)}",
-        "command": "python -m harmony_chat.pocket.train",
-    }
-    args.out.with_suffix(".json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
-    print(f"wrote {args.out} ({manifest['size_bytes'] / 1e6:.1f} MB, sha256 {sha})")
-    print(
-        f"llama.cpp reproduces {manifest['exact_answers']} training answers exactly"
-        + (f"; differing: {', '.join(failed)}" if failed else "")
-    )
+    import torch
+
+    torch.set_num_threads(max(1, min(2, torch.get_num_threads())))
+    started = time.monotonic()
+    encoding = load_encoding()
+    examples = build_examples(encoding, seed=args.seed)
+    vocab = training_vocab(encoding, (example.prompt + example.completion for example in examples))
+    print(f"{len(examples)} examples, {len(vocab.ids)} tokens, {time.monotonic() - started:.0f}s", flush=True)
+    recipe = Recipe(seed=args.seed)
+    state = train(examples, vocab, recipe, log=lambda line: print(line, flush=True))
+    seconds = round(time.monotonic() - started)
+    record = {"recipe": asdict(recipe), "train_seconds": seconds, "threads": torch.get_num_threads()}
+    failed = export(state, vocab, examples, args.out, record)
     return 0 if not failed else 1
 
 

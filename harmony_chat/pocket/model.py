@@ -1,0 +1,135 @@
+"""The pocket gpt-oss in PyTorch, for training: transformers' ``GptOssForCausalLM`` on a compact vocabulary.
+
+Every weight lives in transformers' modules (so the state dict exports to GGUF unchanged and means
+what llama.cpp computes), but the forward pass is this module's own: a batch of examples that share
+one prompt prefix (the system and developer messages) computes the prefix once and lets every
+example attend to it, with the same causal, sliding-window and attention-sink rules as gpt-oss.
+``tests/unit/test_pocket_model.py`` checks it against transformers' forward token for token.
+
+The model sees a compact vocabulary (:class:`~harmony_chat.pocket.vocab.CompactVocab`): the tokens
+the training data uses, plus one stand-in for every other token.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from harmony_chat.gguf.writer import GptOssShape
+
+if TYPE_CHECKING:
+    import torch
+
+SHAPE = GptOssShape(layers=2, heads=4, kv_heads=4, head_dim=32)
+"""vocab 201088, hidden 64, 2 layers (sliding, full), 4 heads of 32 with their own keys, 4 experts."""
+
+
+def make_model(vocab_size: int, shape: GptOssShape = SHAPE, seed: int = 0) -> Any:
+    """A freshly initialised transformers gpt-oss over ``vocab_size`` tokens, its output matrix at zero."""
+    import torch
+    from transformers import GptOssConfig, GptOssForCausalLM
+
+    torch.manual_seed(seed)
+    config = GptOssConfig(
+        vocab_size=vocab_size,
+        hidden_size=shape.hidden_size,
+        num_hidden_layers=shape.layers,
+        num_attention_heads=shape.heads,
+        num_key_value_heads=shape.kv_heads,
+        head_dim=shape.head_dim,
+        intermediate_size=shape.intermediate_size,
+        num_local_experts=shape.experts,
+        num_experts_per_tok=shape.experts_per_token,
+        sliding_window=shape.sliding_window,
+        layer_types=["sliding_attention", "full_attention"] * (shape.layers // 2),
+        tie_word_embeddings=False,
+        rms_norm_eps=shape.rms_norm_eps,
+    )
+    config._attn_implementation = "eager"
+    model = GptOssForCausalLM(config)
+    with torch.no_grad():
+        model.lm_head.weight.zero_()
+    return model
+
+
+def _rotate(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+    """gpt-oss's rotary embedding: the two halves of each head rotate as pairs."""
+    import torch
+
+    first, second = torch.chunk(x, 2, dim=-1)
+    return torch.cat((first * cos - second * sin, second * cos + first * sin), dim=-1)
+
+
+def _mask(queries: torch.Tensor, keys: torch.Tensor, window: int | None) -> torch.Tensor:
+    """Additive mask: a query sees keys at its own position or before (within ``window`` on sliding layers)."""
+    import torch
+
+    distance = queries[:, None] - keys[None, :]
+    allowed = distance >= 0
+    if window is not None:
+        allowed &= distance < window
+    return torch.zeros(allowed.shape).masked_fill(~allowed, float("-inf"))
+
+
+def _attend(
+    attention: Any, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, mask: torch.Tensor
+) -> torch.Tensor:
+    """Softmax attention with gpt-oss's per-head sink logit (a column that takes weight but adds nothing)."""
+    import torch
+
+    groups = query.shape[1] // key.shape[1]
+    if groups > 1:
+        key, value = key.repeat_interleave(groups, dim=1), value.repeat_interleave(groups, dim=1)
+    scores = torch.matmul(query, key.transpose(2, 3)) * attention.scaling + mask
+    sinks = attention.sinks.reshape(1, -1, 1, 1).expand(scores.shape[0], -1, scores.shape[2], 1)
+    weights = torch.softmax(torch.cat([scores, sinks], dim=-1), dim=-1)[..., :-1]
+    return torch.matmul(weights, value)
+
+
+def shared_prefix_hidden(model: Any, prefix: torch.Tensor, branches: torch.Tensor) -> torch.Tensor:
+    """Final hidden states of ``branches`` ([B, L] ids), each continuing the one ``prefix`` ([P] ids).
+
+    Equal to running transformers' forward on ``prefix + branch`` for every row, but the prefix is
+    computed once. Rows may be right-padded with any id: causality keeps padding out of real tokens.
+    """
+    import torch
+
+    inner = model.model
+    config = model.config
+    rows, length, size = branches.shape[0], branches.shape[1], prefix.shape[0]
+    positions = torch.arange(size + length)
+    cos, sin = inner.rotary_emb(inner.embed_tokens.weight, positions[None])
+    cos_p, sin_p = cos[:, None, :size], sin[:, None, :size]
+    cos_b, sin_b = cos[:, None, size:], sin[:, None, size:]
+    masks = {}
+    for kind, window in (("full_attention", None), ("sliding_attention", config.sliding_window)):
+        masks[kind] = (
+            _mask(positions[:size], positions[:size], window),
+            _mask(positions[size:], positions, window),
+        )
+    heads, kv_heads, dim = config.num_attention_heads, config.num_key_value_heads, config.head_dim
+    hidden_p = inner.embed_tokens(prefix)[None]
+    hidden_b = inner.embed_tokens(branches)
+    for index, layer in enumerate(inner.layers):
+        attention = layer.self_attn
+        mask_p, mask_b = masks[config.layer_types[index]]
+        normed_p, normed_b = layer.input_layernorm(hidden_p), layer.input_layernorm(hidden_b)
+        query_p = _rotate(attention.q_proj(normed_p).view(1, size, heads, dim).transpose(1, 2), cos_p, sin_p)
+        key_p = _rotate(attention.k_proj(normed_p).view(1, size, kv_heads, dim).transpose(1, 2), cos_p, sin_p)
+        value_p = attention.v_proj(normed_p).view(1, size, kv_heads, dim).transpose(1, 2)
+        query_b = _rotate(attention.q_proj(normed_b).view(rows, length, heads, dim).transpose(1, 2), cos_b, sin_b)
+        key_b = _rotate(attention.k_proj(normed_b).view(rows, length, kv_heads, dim).transpose(1, 2), cos_b, sin_b)
+        value_b = attention.v_proj(normed_b).view(rows, length, kv_heads, dim).transpose(1, 2)
+        out_p = _attend(attention, query_p, key_p, value_p, mask_p)
+        key_all = torch.cat([key_p.expand(rows, -1, -1, -1), key_b], dim=2)
+        value_all = torch.cat([value_p.expand(rows, -1, -1, -1), value_b], dim=2)
+        out_b = _attend(attention, query_b, key_all, value_all, mask_b)
+        hidden_p = hidden_p + attention.o_proj(out_p.transpose(1, 2).reshape(1, size, heads * dim))
+        hidden_b = hidden_b + attention.o_proj(out_b.transpose(1, 2).reshape(rows, length, heads * dim))
+        tokens = torch.cat(
+            [hidden_p.reshape(size, config.hidden_size), hidden_b.reshape(rows * length, config.hidden_size)]
+        )
+        moved, _ = layer.mlp(layer.post_attention_layernorm(tokens)[None])
+        tokens = tokens + moved[0]
+        hidden_p, hidden_b = tokens[:size][None], tokens[size:].reshape(rows, length, config.hidden_size)
+    normed: torch.Tensor = inner.norm(hidden_b)
+    return normed

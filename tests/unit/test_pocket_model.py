@@ -1,0 +1,121 @@
+"""The pocket model's training forward and vocabulary: the same numbers transformers and llama.cpp compute."""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+
+import numpy as np
+import pytest
+
+from harmony_chat.gguf.writer import GptOssShape
+from harmony_chat.harmony import tokens as tk
+from harmony_chat.pocket.vocab import EMBEDDING, OUTPUT, CompactVocab
+
+needs_torch = pytest.mark.skipif(
+    importlib.util.find_spec("torch") is None or importlib.util.find_spec("transformers") is None,
+    reason="the train extra (torch, transformers) is not installed",
+)
+SMALL = GptOssShape(layers=2, heads=4, kv_heads=2, head_dim=16, sliding_window=8)
+"""A sliding window of 8, so short sequences already cross it."""
+
+
+def _noisy_model(vocab_size: int, shape: GptOssShape) -> object:
+    import torch
+
+    from harmony_chat.pocket.model import make_model
+
+    model = make_model(vocab_size, shape, seed=3)
+    with torch.no_grad():
+        for parameter in model.parameters():
+            parameter.add_(torch.randn_like(parameter) * 0.1)
+    model.eval()
+    return model
+
+
+@needs_torch
+@pytest.mark.parametrize(("prefix_size", "branch_size"), [(20, 15), (0, 30), (3, 40)])
+def test_a_shared_prefix_gives_what_transformers_gives_for_each_whole_sequence(
+    prefix_size: int, branch_size: int
+) -> None:
+    import torch
+
+    from harmony_chat.pocket.model import shared_prefix_hidden
+
+    torch.manual_seed(0)
+    model = _noisy_model(300, SMALL)
+    prefix = torch.randint(0, 300, (prefix_size,))
+    branches = torch.randint(0, 300, (3, branch_size))
+    with torch.no_grad():
+        shared = shared_prefix_hidden(model, prefix, branches)
+        for row in range(3):
+            whole = torch.cat([prefix, branches[row]])[None]
+            alone = model.model(input_ids=whole).last_hidden_state[0, prefix_size:]  # type: ignore[attr-defined]
+            assert torch.allclose(shared[row], alone, atol=1e-5)
+
+
+@needs_torch
+def test_right_padding_does_not_change_the_real_tokens() -> None:
+    import torch
+
+    from harmony_chat.pocket.model import shared_prefix_hidden
+
+    model = _noisy_model(300, SMALL)
+    prefix, branch = torch.randint(0, 300, (12,)), torch.randint(0, 300, (10,))
+    padded = torch.cat([branch, torch.full((6,), 299)])
+    with torch.no_grad():
+        short = shared_prefix_hidden(model, prefix, branch[None])
+        long = shared_prefix_hidden(model, prefix, padded[None])
+    assert torch.allclose(short[0], long[0, :10], atol=1e-5)
+
+
+def test_the_compact_vocabulary_keeps_harmony_tokens_and_maps_the_rest_to_one_stand_in() -> None:
+    vocab = CompactVocab([13, 500, 13])
+    assert set(tk.NAMES) <= set(vocab.ids) and {13, 500} <= set(vocab.ids)
+    assert vocab.size == len(vocab.ids) + 1
+    compact = vocab.compact([500, 7, tk.RETURN, 200_000])
+    assert compact[0] == vocab.ids.index(500) and compact[2] == vocab.ids.index(tk.RETURN)
+    assert compact[1] == compact[3] == vocab.unknown
+    assert vocab.others_logit == pytest.approx(math.log(tk.VOCAB_SIZE - len(vocab.ids)))
+
+
+def test_expanding_gives_unseen_tokens_the_stand_in_and_a_zero_output_row() -> None:
+    vocab = CompactVocab([13, 500])
+    rng = np.random.default_rng(0)
+    state = {
+        EMBEDDING: rng.standard_normal((vocab.size, 4)).astype(np.float32),
+        OUTPUT: rng.standard_normal((vocab.size, 4)).astype(np.float32),
+        "model.norm.weight": np.ones(4, dtype=np.float32),
+    }
+    full = vocab.expand(state)
+    assert full[EMBEDDING].shape == full[OUTPUT].shape == (tk.VOCAB_SIZE, 4)
+    index = vocab.ids.index(500)
+    assert np.array_equal(full[EMBEDDING][500], state[EMBEDDING][index])
+    assert np.array_equal(full[EMBEDDING][7], state[EMBEDDING][vocab.unknown])
+    assert np.array_equal(full[OUTPUT][500], state[OUTPUT][index])
+    assert not full[OUTPUT][7].any() and not full[OUTPUT][200_100].any()
+    assert full["model.norm.weight"] is state["model.norm.weight"]
+
+
+@needs_torch
+def test_the_training_softmax_is_the_full_vocabularys_softmax() -> None:
+    """Compact logits plus one ``log(others)`` logit give every kept token the probability llama.cpp gives it."""
+    import torch
+
+    from harmony_chat.pocket.batches import Group
+    from harmony_chat.pocket.train import group_logits
+
+    vocab = CompactVocab(range(1000, 1040))
+    model = _noisy_model(vocab.size, SMALL)
+    branches = torch.tensor([vocab.compact([1000, 1001, 1002, 1003]).tolist()])
+    targets = torch.tensor([[vocab.compact([1001])[0], -100, vocab.compact([1003])[0], -100]])
+    with torch.no_grad():
+        logits, wanted = group_logits(model, vocab, Group(torch.tensor([], dtype=torch.long), branches, targets))
+        compact = torch.log_softmax(logits, dim=-1).gather(1, wanted[:, None])[:, 0]
+        full = vocab.expand({name: value.numpy() for name, value in model.state_dict().items()})  # type: ignore[attr-defined]
+        from harmony_chat.pocket.model import shared_prefix_hidden
+
+        hidden = shared_prefix_hidden(model, torch.tensor([], dtype=torch.long), branches)[0, [0, 2]]
+        everything = hidden @ torch.from_numpy(full[OUTPUT]).T
+        exact = torch.log_softmax(everything, dim=-1)[[0, 1], [1001, 1003]]
+    assert torch.allclose(compact, exact, atol=1e-4)
