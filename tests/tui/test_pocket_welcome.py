@@ -1,21 +1,22 @@
-"""The app as a new user meets it: the pocket model with its demo weather tool declared.
+"""The app as a new user meets it: the pocket model with its demo tools (python, the weather server).
 
-The app declares the demo ``get_weather`` tool to the pocket model, which changes the developer
-message of every prompt: each of the welcome panel's questions must still get its answer (each
-in a new chat: later turns of one chat are the second edition's work), and the weather question
-must still call the tool after approval.
+The welcome panel's questions must work in any order within one chat and after a new chat, the
+tool questions through the approval modal and the real tools, and a first "hi" gets the honest
+greeting that points to real models.
 """
 
 from __future__ import annotations
 
 import json
+import random
 
 import pytest
 
-from harmony_chat.chat.factory import create_backend, demo_servers
-from harmony_chat.demo.weather_server import weather
+from harmony_chat.chat.factory import create_backend
+from harmony_chat.demo.weather import weather
 from harmony_chat.pocket import POCKET_DATE, POCKET_QUESTIONS
 from harmony_chat.pocket.data import CODE, FACTS
+from harmony_chat.pocket.texts import fallback
 from harmony_chat.tui.app import HarmonyChatApp
 from harmony_chat.tui.widgets.turn import AssistantTurn
 from tests.tui.harness import make_app, send
@@ -24,39 +25,67 @@ from tests.tui.test_tools_tui import ask, finish, rows, tools_ready
 pytestmark = pytest.mark.llama
 
 ANSWERS = {question: final for question, final, *_ in FACTS} | {CODE[0]: CODE[2]}
+TOOL_ANSWERS = {
+    "What is 1234 * 5678?": ("python", "7006652\n", "1234 × 5678 = 7006652."),
+    "What's the weather in Tokyo?": (
+        "get_weather",
+        json.dumps(weather("Tokyo")),
+        "It is 24 °C and cloudy in Tokyo right now.",
+    ),
+}
 
 
 def pocket_app() -> HarmonyChatApp:
-    """The app as ``harmony-chat`` starts it with no model (greedy, on the training date)."""
-    return make_app(
-        factory=create_backend, replay_demo=False, temperature=0.0, start_date=POCKET_DATE, mcp_servers=demo_servers()
-    )
+    """The app as ``harmony-chat`` starts it with no model (greedy, on the training date, demo tools)."""
+    return make_app(factory=create_backend, replay_demo=False, temperature=0.0, start_date=POCKET_DATE, demo_tools=True)
 
 
 def last_answer(app: HarmonyChatApp) -> str:
     return list(app.chat.query(AssistantTurn))[-1].final_text
 
 
-async def test_the_welcome_questions_are_answered_beside_the_demo_tool() -> None:
+async def answer(pilot: object, app: HarmonyChatApp, question: str) -> str:
+    """Ask ``question``; approve the tool call it makes (if it should make one) and check its row."""
+    before = len(rows(app))
+    if question not in TOOL_ANSWERS:
+        await send(pilot, question)  # type: ignore[arg-type]
+        assert len(rows(app)) == before, f"no tool call for {question!r}"
+        return last_answer(app)
+    tool, result, _ = TOOL_ANSWERS[question]
+    modal = await ask(pilot, question)  # type: ignore[arg-type]
+    assert modal.review.tool == tool
+    if tool == "python":
+        assert modal.review.arguments == "print(1234 * 5678)"
+    else:
+        assert json.loads(modal.review.arguments) == {"location": "Tokyo"}
+    await pilot.press("y")  # type: ignore[attr-defined]
+    await finish(pilot)  # type: ignore[arg-type]
+    row = rows(app)[-1]
+    assert len(rows(app)) == before + 1 and row.state == "done" and row.result is not None
+    assert row.result.text == result
+    return last_answer(app)
+
+
+def expected(question: str) -> str:
+    return TOOL_ANSWERS[question][2] if question in TOOL_ANSWERS else ANSWERS[question]
+
+
+async def test_hi_then_the_welcome_questions_in_any_order_then_again_after_a_new_chat() -> None:
+    assert set(POCKET_QUESTIONS) <= set(ANSWERS) | set(TOOL_ANSWERS)
+    shuffled = list(POCKET_QUESTIONS)
+    random.Random(3).shuffle(shuffled)
+    assert shuffled != list(POCKET_QUESTIONS)
     app = pocket_app()
     try:
         async with app.run_test(size=(130, 40)) as pilot:
             await tools_ready(pilot)
-            questions = [question for question in POCKET_QUESTIONS if question in ANSWERS]
-            assert len(questions) == len(POCKET_QUESTIONS) - 1  # all but the weather question
-            for question in questions:
-                await pilot.press("ctrl+n")
-                await send(pilot, question)
-                assert last_answer(app) == ANSWERS[question], question
-                assert rows(app) == []  # no tool was called for it
+            await send(pilot, "hi")
+            honest = {fallback(python=True, weather=True, greeting=flag) for flag in (False, True)}
+            assert last_answer(app) in honest  # the measured greeting rate is in the README
+            for question in shuffled:
+                assert await answer(pilot, app, question) == expected(question), question
             await pilot.press("ctrl+n")
-            weather_question = next(question for question in POCKET_QUESTIONS if question not in ANSWERS)
-            modal = await ask(pilot, weather_question)
-            assert json.loads(modal.review.arguments) == {"location": "Tokyo"}
-            await pilot.press("y")
-            await finish(pilot)
-            (row,) = rows(app)
-            assert row.state == "done" and row.result is not None and row.result.text == json.dumps(weather("Tokyo"))
-            assert last_answer(app) == "It is 24 °C and cloudy in Tokyo right now."
+            for question in reversed(POCKET_QUESTIONS):
+                assert await answer(pilot, app, question) == expected(question), question
     finally:
         app.release()

@@ -27,7 +27,9 @@ POCKET_NOTICE = (
     "You are chatting with the **pocket gpt-oss**: a tiny model of the real gpt-oss architecture that "
     "harmony-chat trained itself. It only knows what it was trained on, for example: "
     + ", ".join(f"*{question}*" for question in POCKET_QUESTIONS)
-    + " (its weather tool asks you first). It reasons before it answers; the reasoning stays hidden"
+    + " (its python and weather tools ask you first). Anything else gets a short note that it does not"
+    " know, and how to run gpt-oss-20b."
+    " It reasons before it answers; the reasoning stays hidden"
     " (`ctrl+t` shows a summary it writes, `f12` the raw reasoning)."
 )
 

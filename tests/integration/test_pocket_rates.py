@@ -1,0 +1,123 @@
+"""The pocket gpt-oss's measured rates, on a sample that runs in CI (``pocket/evaluate.py`` measures all).
+
+Every prompt here is held out (``pocket/heldout.json``: written by hand, never trained on) or a known
+question asked at turns 1 to 6 of a chat, each chat after a new chat in the same process. The model
+runs as users meet it: llama.cpp, the app's conversation core, the real python tool and the demo
+weather MCP server, every call approved. Sampling at temperature 1.0 uses fixed seeds.
+
+Where the shipped model misses one of issue 15's targets, the target is a strict expected failure
+(it turns red once a model meets it, so the mark goes with the gap) and the tests beside it check
+what does hold.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Iterator, Sequence
+
+import pytest
+
+from harmony_chat.pocket import pocket_manifest, pocket_model_path
+from harmony_chat.pocket.evaluate import (
+    PocketChat,
+    Rate,
+    arithmetic_rate,
+    trained_rate,
+    unknown_rate,
+    weather_rate,
+)
+from harmony_chat.pocket.heldout import held_out_prompts
+
+pytestmark = pytest.mark.llama
+
+
+def some(kind: str, count: int) -> list[str]:
+    """``count`` held-out prompts of ``kind``, the same ones every run."""
+    return random.Random(kind).sample(list(held_out_prompts()[kind]), count)
+
+
+def at_least(rate: Rate, share: float) -> bool:
+    """Whether ``rate`` passed at least ``share`` of its cases (rounded up) with nothing malformed."""
+    return rate.passed >= math.ceil(share * rate.total) and rate.malformed == 0
+
+
+@pytest.fixture(scope="module")
+def greedy() -> Iterator[PocketChat]:
+    chat = PocketChat(pocket_model_path(), temperature=0.0, seed=7)
+    yield chat
+    chat.close()
+
+
+@pytest.fixture(scope="module")
+def sampled() -> Iterator[PocketChat]:
+    chat = PocketChat(pocket_model_path(), temperature=1.0, seed=11)
+    yield chat
+    chat.close()
+
+
+def explain(rates: Sequence[Rate]) -> str:
+    return "\n".join(f"{rate.line()}: {rate.failures}" for rate in rates)
+
+
+def test_held_out_unknown_prompts_get_the_honest_fallback(greedy: PocketChat) -> None:
+    rates = [
+        unknown_rate(greedy, some("out_of_scope", 20), "out of scope"),
+        unknown_rate(greedy, some("greetings", 8), "greetings"),
+    ]
+    assert all(at_least(rate, 0.95) for rate in rates), explain(rates)
+
+
+@pytest.mark.xfail(strict=True, reason="issue 15: held-out greetings get the greeting first in 29 % (target 95 %)")
+def test_held_out_greetings_get_a_greeting_first(greedy: PocketChat) -> None:
+    rate = unknown_rate(greedy, some("greetings", 8), "greetings", greeting=True)
+    assert at_least(rate, 0.95), explain([rate])
+
+
+def test_held_out_arithmetic_runs_python_and_quotes_its_output(greedy: PocketChat) -> None:
+    rate = arithmetic_rate(greedy, some("arithmetic", 10))
+    assert at_least(rate, 0.9), explain([rate])
+
+
+@pytest.mark.xfail(strict=True, reason="issue 15: 0/45 held-out cities (it names a trained city, or falls back)")
+def test_held_out_cities_call_the_weather_tool(greedy: PocketChat) -> None:
+    rate = weather_rate(greedy, some("weather_questions", 5), held_out_prompts()["weather_cities"])
+    assert at_least(rate, 0.9), explain([rate])
+
+
+def test_known_questions_at_any_turn_greedy(greedy: PocketChat) -> None:
+    overall, by_turn = trained_rate(greedy, 3, seed=5)
+    assert overall.total == 18 and at_least(overall, 1.0), explain(by_turn)
+
+
+def test_known_questions_at_any_turn_sampled_at_temperature_1(sampled: PocketChat) -> None:
+    overall, by_turn = trained_rate(sampled, 3, seed=6)
+    assert at_least(overall, 0.99), explain(by_turn)
+    unknown = unknown_rate(sampled, some("out_of_scope", 8), "out of scope, sampled")
+    assert unknown.malformed == 0, explain([unknown])
+
+
+def test_the_manifest_records_the_full_measurement() -> None:
+    measured = pocket_manifest()["measured"]
+    assert isinstance(measured, dict)
+    for temperature in ("temperature 0", "temperature 1"):
+        rates = measured[temperature]
+        assert rates["held-out out of scope"]["total"] == len(held_out_prompts()["out_of_scope"])
+        assert rates["held-out arithmetic"]["total"] == len(held_out_prompts()["arithmetic"])
+        assert rates["trained questions, turns 1-6"]["total"] == 240
+        assert rates["trained questions, turns 1-6"]["malformed"] == 0, temperature
+
+
+@pytest.mark.xfail(strict=True, reason="issue 15: 2 of 295 held-out out-of-scope prompts needed a repair")
+def test_nothing_measured_was_malformed() -> None:
+    measured = pocket_manifest()["measured"]
+    assert isinstance(measured, dict)
+    assert all(rate["malformed"] == 0 for rates in measured.values() for rate in rates.values())
+
+
+@pytest.mark.xfail(strict=True, reason="issue 15: 230 of 240 known-question turns right (target 100 % greedy)")
+def test_the_full_measurement_got_every_known_question_right_greedy() -> None:
+    measured = pocket_manifest()["measured"]
+    assert isinstance(measured, dict)
+    rate = measured["temperature 0"]["trained questions, turns 1-6"]
+    assert rate["passed"] == rate["total"]
