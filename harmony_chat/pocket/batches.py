@@ -29,12 +29,15 @@ MASKABLE = frozenset({"fallback", "greeting"})
 """Kinds whose user text may be blanked to the unseen-token stand-in (their answer stays the same)."""
 
 
+def _user_starts(tokens: Sequence[int]) -> list[int]:
+    """Where each user message (``<|start|>user``) starts."""
+    return [i for i in range(len(tokens) - 1) if tokens[i] == tk.START and tokens[i + 1] == tk.USER]
+
+
 def prefix_length(prompt: Sequence[int]) -> int:
     """Where the first user message starts: everything before is the setup's system and developer messages."""
-    for index in range(len(prompt) - 1):
-        if prompt[index] == tk.START and prompt[index + 1] == tk.USER:
-            return index
-    return 0
+    starts = _user_starts(prompt)
+    return starts[0] if starts else 0
 
 
 @dataclass(slots=True)
@@ -50,7 +53,7 @@ class Group:
 
 
 def _last_user_span(tokens: Sequence[int]) -> tuple[int, int] | None:
-    starts = [i for i in range(len(tokens) - 2) if tokens[i] == tk.START and tokens[i + 1] == tk.USER]
+    starts = _user_starts(tokens)
     if not starts:
         return None
     begin = starts[-1] + 3
