@@ -1,32 +1,23 @@
-"""The pocket model's training data: synthetic harmony chats, rendered exactly as the app renders them.
+"""The pocket model's training data: synthetic harmony chats in the setups users run it in.
 
-A :class:`Setup` is what the app declares (effort, the demo tools, instructions); a conversation is
-zero to five earlier exchanges and a last one (``exchanges.py``); each generation step of the last
-exchange becomes an :class:`Example` whose prompt is what :class:`ChatSession` renders at that point:
-earlier analysis dropped, tool calls and results kept, ``<|end|>`` endings, the pinned date. Some
-steps also teach the summary of their analysis, on exactly the prompt the app's summarizer renders.
-No torch, no UI.
+A conversation is zero to five earlier exchanges and a last one (``exchanges.py``) of the kinds in
+:data:`KINDS`; ``render.py`` turns each into examples exactly as the app renders them. No torch, no UI.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import random
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable
+from dataclasses import replace
 
-from openai_harmony import Conversation, HarmonyEncoding, RenderConversationConfig, Role, ToolNamespaceConfig
+from openai_harmony import HarmonyEncoding
 
-from harmony_chat.chat.summary import summary_prompt
-from harmony_chat.harmony.decoder import StreamDecoder
-from harmony_chat.harmony.effort import EFFORTS, Effort
-from harmony_chat.harmony.events import ToolCall
-from harmony_chat.harmony.session import ChatSession, ResponseFormat, TurnRecord, visible_history
-from harmony_chat.pocket import POCKET_DATE, exchanges, scope
+from harmony_chat.harmony.effort import EFFORTS
+from harmony_chat.pocket import exchanges, scope
 from harmony_chat.pocket.arithmetic import arithmetic_question
 from harmony_chat.pocket.exchanges import Exchange
 from harmony_chat.pocket.heldout import is_held_out
+from harmony_chat.pocket.render import SHOPPING, Example, Renderer, Setup, data_hash
 from harmony_chat.pocket.texts import (
     CHECKED,
     CODE,
@@ -41,6 +32,7 @@ from harmony_chat.pocket.texts import (
     REFUSAL_SUMMARY,
     SHOPPING_INSTRUCTIONS,
 )
+from harmony_chat.pocket.unseen import UNSEEN, unseen_names
 from harmony_chat.pocket.weather import (
     KNOWN_CITIES,
     WEATHER_TOOL,
@@ -72,59 +64,13 @@ __all__ = [
     "data_hash",
 ]
 
-SHOPPING = ResponseFormat(
-    "shopping_list",
-    {"type": "object", "properties": {"items": {"type": "array", "items": {"type": "string"}}}},
-    "the items the user needs to buy",
-)
 WEATHER: tuple[tuple[str, str, str], ...] = tuple(
     (city, weather_result(city), weather_final(city, weather_result(city))) for city in KNOWN_CITIES
 )
 """The cities the welcome panel and the tests name: (city, what the demo tool answers, the answer)."""
 INSTRUCTIONS = ("You are a helpful assistant.", "Answer concisely.", "Be friendly and brief.", "Always be polite.")
 """Instructions a user might give (``--instructions``, a serving client's system message)."""
-_NO_DROP = RenderConversationConfig(auto_drop_analysis=False)
 _WORKDIRS = ("/mnt/data", "/home/sam/.local/share/harmony-chat/python/3f9c2a1b7d4e", "/root/work/python/a1b2c3")
-
-
-@dataclass(frozen=True, slots=True)
-class Example:
-    """One training sample: the prompt the app renders and the completion the model must write."""
-
-    name: str
-    effort: Effort
-    prompt: list[int]
-    completion: list[int]
-    turn: int = 1
-    """Which user turn of its conversation it answers (1 to 6)."""
-    bare: bool = False
-    """Rendered without the system and developer messages (only for the first, cheap phase of training)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Setup:
-    """What the app declares to the model: effort, the demo tools, instructions and a response format."""
-
-    effort: Effort
-    weather: bool = False
-    python: ToolNamespaceConfig | None = None
-    instructions: str | None = None
-    shopping: bool = False
-
-    def session(self, encoding: HarmonyEncoding) -> ChatSession:
-        """A new chat with this setup, on the pocket model's date."""
-        session = ChatSession(
-            encoding,
-            effort=self.effort,
-            instructions=SHOPPING_INSTRUCTIONS if self.shopping else self.instructions,
-            functions=[WEATHER_TOOL] if self.weather else [],
-            builtin=["python"] if self.python else [],
-            response_formats=[SHOPPING] if self.shopping else [],
-            start_date=POCKET_DATE,
-        )
-        if self.python is not None:
-            session.tool_namespaces = {"python": self.python}
-        return session
 
 
 def random_setup(rng: random.Random) -> Setup:
@@ -272,70 +218,12 @@ def random_conversation(rng: random.Random, setup: Setup, last: str | None = Non
     return [*history, *random_exchanges(rng, setup, last)]
 
 
-class Renderer:
-    """Renders conversations into examples, exactly as the app's session and decoder would."""
-
-    def __init__(self, encoding: HarmonyEncoding) -> None:
-        self.encoding = encoding
-        self._tokens: dict[str, list[int]] = {}
-
-    def tokens(self, text: str) -> list[int]:
-        """Harmony text (special tokens spelled out) as token ids."""
-        if text not in self._tokens:
-            self._tokens[text] = list(self.encoding.encode(text, allowed_special="all"))
-        return self._tokens[text]
-
-    def examples(
-        self, setup: Setup, conversation: Sequence[Exchange], summaries: float = 0.0, bare: bool = False
-    ) -> list[Example]:
-        """The last exchange's steps as examples (with a summary example for a share ``summaries`` of them).
-
-        ``bare`` leaves the system and developer messages out of the prompts.
-        """
-        session = setup.session(self.encoding)
-        found: list[Example] = []
-        for turn, exchange in enumerate(conversation, start=1):
-            last = turn == len(conversation)
-            session.add_user(exchange.user)
-            for number, step in enumerate(exchange.steps):
-                completion = self.tokens(step.completion)
-                if last:
-                    prompt = self._bare(session) if bare else session.render().tokens
-                    name = (
-                        exchange.kind if len(exchange.steps) == 1 else f"{exchange.kind}-{('call', 'answer')[number]}"
-                    )
-                    found.append(Example(name, setup.effort, prompt, completion, turn, bare))
-                    if summaries and _chance(prompt, completion) < summaries:
-                        found.append(self._summary(name, setup.effort, prompt, step.analysis, step.summary, turn))
-                decoder = StreamDecoder(self.encoding, functions=session.function_names, raw_tokens=False)
-                calls = [event for token in completion for event in decoder.feed(token) if isinstance(event, ToolCall)]
-                session.add_assistant_turn(decoder.messages, TurnRecord(setup.effort, "call" if calls else "return"))
-                if step.reply is not None:
-                    session.add_tool_result(calls[0].name, step.reply.text, calls[0].channel)
-        return found
-
-    def _bare(self, session: ChatSession) -> list[int]:
-        kept = [session.history[index] for index in visible_history(session.history)]
-        conversation = Conversation.from_messages(kept)
-        return list(self.encoding.render_conversation_for_completion(conversation, Role.ASSISTANT, _NO_DROP))
-
-    def _summary(self, name: str, effort: Effort, prompt: list[int], analysis: str, text: str, turn: int) -> Example:
-        done = self.tokens(f"<|channel|>analysis<|message|>{analysis}<|end|>")
-        asked = summary_prompt(self.encoding, [*prompt, *done])
-        return Example(f"summary-{name}", effort, asked, self.tokens(f"{text}<|return|>"), turn)
-
-
-def _chance(prompt: Sequence[int], completion: Sequence[int]) -> float:
-    """A number in [0, 1) fixed by the example itself (which examples also teach a summary)."""
-    digest = hashlib.sha256(json.dumps([list(prompt[-24:]), list(completion)]).encode()).digest()
-    return int.from_bytes(digest[:4], "big") / 2**32
-
-
 def build_examples(
     encoding: HarmonyEncoding,
     conversations: int = 10000,
     copies: int = 6000,
     bare_copies: int = 40000,
+    unseen: int = 1500,
     seed: int = 1234,
 ) -> list[Example]:
     """Every training example, in a fixed order, from ``seed``.
@@ -363,12 +251,11 @@ def build_examples(
         setup = replace(demo, effort=rng.choice(EFFORTS))
         kind = "arithmetic" if rng.random() < 0.75 else "weather"
         found += renderer.examples(setup, random_exchanges(rng, setup, kind), bare=True)
+    used = {token for example in found for token in (*example.prompt, *example.completion)}
+    for number, place in enumerate(unseen_names(encoding, used, unseen, seed)):
+        setup = random_setup(rng)
+        while not setup.weather or setup.shopping:
+            setup = random_setup(rng)
+        asked = replace(_fallback(rng, setup, weather_question(rng, place)[0]), kind=UNSEEN)
+        found += renderer.examples(setup, [*(random_conversation(rng, setup) if number % 2 else []), asked])
     return found
-
-
-def data_hash(examples: Sequence[Example]) -> str:
-    """A sha256 over every example's token ids (recorded with the trained model)."""
-    digest = hashlib.sha256()
-    for example in examples:
-        digest.update(json.dumps([example.name, example.effort, example.prompt, example.completion]).encode())
-    return digest.hexdigest()

@@ -5,7 +5,8 @@ demo setup (the demo weather MCP server and the python tool, every call approved
 
 - held-out out-of-scope prompts answered with the honest fallback (and greetings with its greeting);
 - held-out arithmetic: one python call that computes the right result, and an answer quoting its output;
-- held-out cities: a ``get_weather`` call for the city and an answer quoting the tool;
+- held-out cities: a ``get_weather`` call for the city and an answer quoting the tool (and how many got
+  that or the honest fallback, never another city's weather);
 - trained questions at turns 1 to 6 of chats, each chat after a new chat in the same process;
 - malformed outputs: turns in which the decoder had to repair anything.
 
@@ -61,7 +62,7 @@ class Rate:
         self.passed += ok
         self.malformed += turn.repairs > 0
         if not ok and len(self.failures) < 8:
-            self.failures.append(f"{what!r} -> {turn.answer!r} {turn.calls}"[:300])
+            self.failures.append(f"{what!r} -> {turn.calls} {turn.answer!r}"[:300])
 
     @property
     def rate(self) -> float:
@@ -160,9 +161,13 @@ def arithmetic_rate(chat: PocketChat, questions: Sequence[str]) -> Rate:
     return rate
 
 
-def weather_rate(chat: PocketChat, questions: Sequence[str], cities: Sequence[str]) -> Rate:
-    """One ``get_weather`` call for the city asked about, and an answer quoting the tool."""
-    rate = Rate("held-out cities")
+def weather_rate(chat: PocketChat, questions: Sequence[str], cities: Sequence[str]) -> tuple[Rate, Rate]:
+    """Right: one ``get_weather`` call for the city asked about and an answer quoting the tool.
+
+    Honest: that, or the fallback without a call (never the weather of some other city).
+    """
+    right, honest = Rate("held-out cities"), Rate("held-out cities, right or the fallback")
+    unknown = fallback(python=chat.tools, weather=chat.tools)
     for question in questions:
         city = next(city for city in cities if city in question)
         chat.new_chat()
@@ -173,8 +178,9 @@ def weather_rate(chat: PocketChat, questions: Sequence[str], cities: Sequence[st
             and len(turn.results) == 1
             and turn.answer == weather_final(city, turn.results[0])
         )
-        rate.add(ok, turn, question)
-    return rate
+        right.add(ok, turn, question)
+        honest.add(ok or (not turn.calls and turn.answer == unknown), turn, question)
+    return right, honest
 
 
 def trained_rate(chat: PocketChat, chats: int, seed: int) -> tuple[Rate, list[Rate]]:
@@ -205,7 +211,7 @@ def evaluate(model: Path, *, temperature: float, seed: int, sample: int | None, 
             unknown_rate(chat, some(prompts["out_of_scope"]), "held-out out of scope"),
             unknown_rate(chat, some(prompts["greetings"]), "held-out greetings", greeting=True),
             arithmetic_rate(chat, some(prompts["arithmetic"])),
-            weather_rate(chat, some(prompts["weather_questions"]), prompts["weather_cities"]),
+            *weather_rate(chat, some(prompts["weather_questions"]), prompts["weather_cities"]),
         ]
         overall, by_turn = trained_rate(chat, chats, seed)
         rates += [overall, *by_turn]

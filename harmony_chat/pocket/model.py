@@ -73,16 +73,24 @@ def _mask(queries: torch.Tensor, keys: torch.Tensor, window: int | None) -> torc
 def _attend(
     attention: Any, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, mask: torch.Tensor
 ) -> torch.Tensor:
-    """Softmax attention with gpt-oss's per-head sink logit (a column that takes weight but adds nothing)."""
+    """Softmax attention with gpt-oss's per-head sink logit (a column that takes weight but adds nothing).
+
+    The sink is one more key of zeros whose mask entry is the head's sink logit, so PyTorch's fused
+    attention computes it (the same numbers as softmax over ``[scores, sink]`` without the sink's column).
+    """
     import torch
 
-    groups = query.shape[1] // key.shape[1]
+    rows, heads, length, dim = query.shape
+    groups = heads // key.shape[1]
     if groups > 1:
         key, value = key.repeat_interleave(groups, dim=1), value.repeat_interleave(groups, dim=1)
-    scores = torch.matmul(query, key.transpose(2, 3)) * attention.scaling + mask
-    sinks = attention.sinks.reshape(1, -1, 1, 1).expand(scores.shape[0], -1, scores.shape[2], 1)
-    weights = torch.softmax(torch.cat([scores, sinks], dim=-1), dim=-1)[..., :-1]
-    return torch.matmul(weights, value)
+    nothing = key.new_zeros(key.shape[0], heads, 1, dim)
+    key, value = torch.cat([key, nothing], dim=2), torch.cat([value, nothing], dim=2)
+    sinks = attention.sinks.reshape(1, heads, 1, 1).expand(1, heads, length, 1)
+    full_mask = torch.cat([mask.expand(1, heads, length, mask.shape[-1]), sinks], dim=-1)
+    return torch.nn.functional.scaled_dot_product_attention(
+        query, key, value, attn_mask=full_mask, scale=attention.scaling
+    )
 
 
 def shared_prefix_hidden(model: Any, prefix: torch.Tensor, branches: torch.Tensor) -> torch.Tensor:

@@ -29,6 +29,7 @@ from harmony_chat.pocket import POCKET_DATE, POCKET_NAME, pocket_dir
 from harmony_chat.pocket.batches import Batcher, Group
 from harmony_chat.pocket.data import Example, build_examples, data_hash
 from harmony_chat.pocket.model import SHAPE, make_model, shared_prefix_hidden
+from harmony_chat.pocket.unseen import UNSEEN
 from harmony_chat.pocket.vocab import CompactVocab, training_vocab
 
 COPY_KINDS = frozenset({"arithmetic", "weather"})
@@ -74,21 +75,20 @@ def _sharpness(recipe: Recipe, step: int) -> float:
     return 1.0 + (recipe.sharpness - 1.0) * max(0.0, (step - half) / half)
 
 
-def group_logits(model: Any, vocab: CompactVocab, group: Group, temperature: float = 1.0) -> tuple[Any, Any]:
-    """Logits at the taught positions (compact vocabulary plus the others' logit) and their targets.
+def group_losses(model: Any, vocab: CompactVocab, group: Group, temperature: float = 1.0) -> tuple[Any, Any, Any]:
+    """Losses at the taught positions (over the compact vocabulary plus the others' logit), targets, best guesses.
 
     At ``temperature`` the model's logits are divided by it; the others keep ``log(count)`` (their
     logits are 0 at any temperature), which is llama.cpp's softmax when sampling at ``temperature``.
     """
-    import torch
+    from harmony_chat.pocket.loss import token_losses
 
     hidden = shared_prefix_hidden(model, group.prefix, group.branches)
     taught = group.targets >= 0
-    logits = (hidden[taught] @ model.lm_head.weight.T) / temperature
-    logits[:, vocab.unknown] = float("-inf")  # the stand-in is never an output: its tokens are the "others"
-    others = torch.full_like(logits[:, :1], vocab.others_logit)
     targets = group.targets[taught]
-    return torch.cat([logits, others], dim=-1), targets
+    weight = model.lm_head.weight
+    losses, best = token_losses(hidden[taught], weight, targets, temperature, vocab.unknown, vocab.others_logit)
+    return losses, targets, best
 
 
 def train(
@@ -126,15 +126,14 @@ def train(
         hits = 0
         loss_sum = 0.0
         for group in groups:
-            logits, targets = group_logits(model, vocab, group, _sharpness(recipe, step))
-            losses = torch.nn.functional.cross_entropy(logits, targets, reduction="none")
+            losses, targets, best = group_losses(model, vocab, group, _sharpness(recipe, step))
             owner = (group.targets >= 0).nonzero()[:, 0]
             per_row = torch.zeros(len(group.branches)).index_add(0, owner, losses)
             lengths = torch.zeros(len(group.branches)).index_add(0, owner, torch.ones_like(losses))
             loss = (per_row / lengths.clamp(min=1)).sum() / rows  # every example weighs the same
             loss.backward()
             loss_sum += loss.item()
-            hits += int((logits.argmax(-1) == targets).sum())
+            hits += int((best == targets).sum())
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()
         schedule.step()
@@ -230,7 +229,8 @@ def main(argv: list[str] | None = None) -> int:
     started = time.monotonic()
     encoding = load_encoding()
     examples = build_examples(encoding, seed=args.seed)
-    vocab = training_vocab(encoding, (example.prompt + example.completion for example in examples))
+    known = (example.prompt + example.completion for example in examples if example.name != UNSEEN)
+    vocab = training_vocab(encoding, known)  # unseen places stay outside: their names train the stand-in
     print(f"{len(examples)} examples, {len(vocab.ids)} tokens, {time.monotonic() - started:.0f}s", flush=True)
     recipe = Recipe(seed=args.seed)
     state = train(examples, vocab, recipe, log=lambda line: print(line, flush=True))

@@ -103,15 +103,15 @@ def test_the_training_softmax_is_the_full_vocabularys_softmax() -> None:
     import torch
 
     from harmony_chat.pocket.batches import Group
-    from harmony_chat.pocket.train import group_logits
+    from harmony_chat.pocket.train import group_losses
 
     vocab = CompactVocab(range(1000, 1040))
     model = _noisy_model(vocab.size, SMALL)
     branches = torch.tensor([vocab.compact([1000, 1001, 1002, 1003]).tolist()])
     targets = torch.tensor([[vocab.compact([1001])[0], -100, vocab.compact([1003])[0], -100]])
     with torch.no_grad():
-        logits, wanted = group_logits(model, vocab, Group(torch.tensor([], dtype=torch.long), branches, targets))
-        compact = torch.log_softmax(logits, dim=-1).gather(1, wanted[:, None])[:, 0]
+        losses, wanted, _ = group_losses(model, vocab, Group(torch.tensor([], dtype=torch.long), branches, targets))
+        compact = -losses
         full = vocab.expand({name: value.numpy() for name, value in model.state_dict().items()})  # type: ignore[attr-defined]
         from harmony_chat.pocket.model import shared_prefix_hidden
 
@@ -119,3 +119,31 @@ def test_the_training_softmax_is_the_full_vocabularys_softmax() -> None:
         everything = hidden @ torch.from_numpy(full[OUTPUT]).T
         exact = torch.log_softmax(everything, dim=-1)[[0, 1], [1001, 1003]]
     assert torch.allclose(compact, exact, atol=1e-4)
+
+
+@needs_torch
+def test_the_fused_loss_has_the_plain_formulations_values_and_gradients() -> None:
+    """One-pass losses and gradients equal cross entropy over the logits plus the others' column."""
+    import math
+
+    import torch
+
+    from harmony_chat.pocket.loss import token_losses
+
+    torch.manual_seed(0)
+    hidden = torch.randn(50, 16, requires_grad=True)
+    weight = (torch.randn(300, 16) * 0.5).requires_grad_()
+    targets = torch.randint(0, 299, (50,))
+    scale = torch.rand(50)
+    others, temperature = math.log(200_000), 1.7
+
+    logits = hidden @ weight.T / temperature
+    logits = torch.cat([logits[:, :299], torch.full_like(logits[:, :1], float("-inf")), logits[:, :1] * 0 + others], 1)
+    plain = torch.nn.functional.cross_entropy(logits, targets, reduction="none")
+    expected = torch.autograd.grad((plain * scale).sum(), [hidden, weight])
+    fused, best = token_losses(hidden, weight, targets, temperature, 299, others)
+    got = torch.autograd.grad((fused * scale).sum(), [hidden, weight])
+
+    assert torch.allclose(fused, plain, atol=1e-5)
+    assert torch.equal(best, logits[:, :299].argmax(-1))
+    assert all(torch.allclose(a, b, atol=1e-5) for a, b in zip(got, expected, strict=True))
