@@ -61,14 +61,13 @@ def explain(rates: Sequence[Rate]) -> str:
 
 
 def test_held_out_unknown_prompts_get_the_honest_fallback(greedy: PocketChat) -> None:
-    rates = [
-        unknown_rate(greedy, some("out_of_scope", 20), "out of scope"),
-        unknown_rate(greedy, some("greetings", 8), "greetings"),
-    ]
-    assert all(at_least(rate, 0.95) for rate in rates), explain(rates)
+    """Out of scope, greetings included (as issue 15 counts them): every greeting and 60 other prompts."""
+    prompts = [*some("out_of_scope", 60), *held_out_prompts()["greetings"]]
+    rate = unknown_rate(greedy, prompts, "out of scope and greetings")
+    assert at_least(rate, 0.95), explain([rate])
 
 
-@pytest.mark.xfail(strict=True, reason="issue 15: held-out greetings get the greeting first in 29 % (target 95 %)")
+@pytest.mark.xfail(strict=True, reason="issue 15: held-out greetings get the greeting first in 56.5 % (target 95 %)")
 def test_held_out_greetings_get_a_greeting_first(greedy: PocketChat) -> None:
     rate = unknown_rate(greedy, some("greetings", 8), "greetings", greeting=True)
     assert at_least(rate, 0.95), explain([rate])
@@ -79,10 +78,16 @@ def test_held_out_arithmetic_runs_python_and_quotes_its_output(greedy: PocketCha
     assert at_least(rate, 0.9), explain([rate])
 
 
-@pytest.mark.xfail(strict=True, reason="issue 15: 0/45 held-out cities (it names a trained city, or falls back)")
+@pytest.mark.xfail(strict=True, reason="issue 15: 0/45 held-out cities (a name it never saw is not copied)")
 def test_held_out_cities_call_the_weather_tool(greedy: PocketChat) -> None:
-    rate = weather_rate(greedy, some("weather_questions", 5), held_out_prompts()["weather_cities"])
-    assert at_least(rate, 0.9), explain([rate])
+    right, _ = weather_rate(greedy, some("weather_questions", 5), held_out_prompts()["weather_cities"])
+    assert at_least(right, 0.9), explain([right])
+
+
+@pytest.mark.xfail(strict=True, reason="issue 15: 13 of 45 held-out cities get Tokyo's weather, not the fallback")
+def test_held_out_cities_never_get_another_citys_weather(greedy: PocketChat) -> None:
+    _, honest = weather_rate(greedy, some("weather_questions", 8), held_out_prompts()["weather_cities"])
+    assert at_least(honest, 1.0), explain([honest])
 
 
 def test_known_questions_at_any_turn_greedy(greedy: PocketChat) -> None:
@@ -108,16 +113,30 @@ def test_the_manifest_records_the_full_measurement() -> None:
         assert rates["trained questions, turns 1-6"]["malformed"] == 0, temperature
 
 
-@pytest.mark.xfail(strict=True, reason="issue 15: 2 of 295 held-out out-of-scope prompts needed a repair")
 def test_nothing_measured_was_malformed() -> None:
     measured = pocket_manifest()["measured"]
     assert isinstance(measured, dict)
     assert all(rate["malformed"] == 0 for rates in measured.values() for rate in rates.values())
 
 
-@pytest.mark.xfail(strict=True, reason="issue 15: 230 of 240 known-question turns right (target 100 % greedy)")
 def test_the_full_measurement_got_every_known_question_right_greedy() -> None:
     measured = pocket_manifest()["measured"]
     assert isinstance(measured, dict)
     rate = measured["temperature 0"]["trained questions, turns 1-6"]
-    assert rate["passed"] == rate["total"]
+    assert rate["passed"] == rate["total"] == 240
+
+
+def test_the_full_measurement_meets_the_held_out_targets() -> None:
+    measured = pocket_manifest()["measured"]
+    assert isinstance(measured, dict)
+    for rates in measured.values():
+        for name, share in (("held-out out of scope", 0.95), ("held-out arithmetic", 0.9)):
+            assert rates[name]["passed"] >= math.ceil(share * rates[name]["total"]), name
+
+
+@pytest.mark.xfail(strict=True, reason="issue 15: 236 of 240 known-question turns right at 1.0 (target 99 %)")
+def test_the_full_measurement_got_known_questions_right_sampled() -> None:
+    measured = pocket_manifest()["measured"]
+    assert isinstance(measured, dict)
+    rate = measured["temperature 1"]["trained questions, turns 1-6"]
+    assert rate["passed"] >= math.ceil(0.99 * rate["total"])

@@ -80,8 +80,7 @@ async def test_hi_then_the_welcome_questions_in_any_order_then_again_after_a_new
         async with app.run_test(size=(130, 40)) as pilot:
             await tools_ready(pilot)
             await send(pilot, "hi")
-            honest = {fallback(python=True, weather=True, greeting=flag) for flag in (False, True)}
-            assert last_answer(app) in honest  # the measured greeting rate is in the README
+            assert last_answer(app) == fallback(python=True, weather=True, greeting=True)
             for question in shuffled:
                 assert await answer(pilot, app, question) == expected(question), question
             await pilot.press("ctrl+n")
