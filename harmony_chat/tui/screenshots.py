@@ -120,13 +120,18 @@ async def show_approval(pilot: Pilot[Any]) -> None:
 
 
 async def wait_idle(pilot: Pilot[Any], rounds: int = 60) -> None:
-    """Wait until no worker runs and no answer is being generated."""
+    """Wait until no worker runs and no answer is being generated.
+
+    A worker's messages can start another worker (the model loads, then the conversation to
+    resume is read), so this waits again until a pause leaves no worker and no answer running.
+    """
     app: Any = pilot.app
     for _ in range(rounds):
         await app.workers.wait_for_complete()
         await pilot.pause(0.05)
         chat = getattr(app, "chat", None)
-        if chat is None or not chat.generating:
+        running = any(not worker.is_finished for worker in app.workers)
+        if not running and (chat is None or not chat.generating):
             break
     await pilot.pause(0.1)
 
