@@ -17,7 +17,7 @@ from harmony_chat.pocket import exchanges, scope
 from harmony_chat.pocket.arithmetic import arithmetic_question
 from harmony_chat.pocket.exchanges import Exchange
 from harmony_chat.pocket.heldout import is_held_out
-from harmony_chat.pocket.render import SHOPPING, Example, Renderer, Setup, data_hash
+from harmony_chat.pocket.render import SHOPPING, Example, Job, Renderer, Setup, data_hash, render_all
 from harmony_chat.pocket.texts import (
     CHECKED,
     CODE,
@@ -198,6 +198,8 @@ KINDS: dict[str, tuple[Kind, float]] = {
     "shopping": (_shopping, 4),
 }
 """What a user turn asks, with how often the training data asks it."""
+KNOWN_KINDS = ("fact", "follow-up", "code", "refusal")
+"""The known questions that need no tool (the shopping list comes with its own setup)."""
 
 
 def random_exchanges(rng: random.Random, setup: Setup, kind: str | None = None) -> list[Exchange]:
@@ -224,38 +226,53 @@ def build_examples(
     copies: int = 6000,
     bare_copies: int = 40000,
     unseen: int = 1500,
+    greetings: int = 0,
+    known: int = 0,
+    unknown: int = 0,
     seed: int = 1234,
+    workers: int = 1,
 ) -> list[Example]:
-    """Every training example, in a fixed order, from ``seed``.
+    """Every training example, in a fixed order, from ``seed`` (``workers`` processes render them: same result).
 
     ``conversations`` random chats of every kind; ``copies`` chats that end in a python or weather
     call; ``bare_copies`` first turns that call python (three in four) or the weather tool, rendered
-    bare. Copying numbers and names is only learned from many fresh examples (a few hundred seen again
-    and again are learned by heart instead), and bare ones are cheap.
+    bare; ``greetings``, ``known`` and ``unknown`` extra chats that end in a greeting, a known
+    question (:data:`KNOWN_KINDS`) or out-of-scope text, half of them starting with it (none in the
+    shipped build: the README's pocket section says what each did to the rates). Copying numbers and
+    names is only learned from many fresh examples (a few hundred seen again and again are learned
+    by heart instead), and bare ones are cheap.
     """
     rng = random.Random(seed)
     renderer = Renderer(encoding)
-    found: list[Example] = []
+    jobs: list[Job] = []
     for _ in range(conversations):
         setup = random_setup(rng)
-        found += renderer.examples(setup, random_conversation(rng, setup), summaries=0.15)
+        jobs.append(Job(setup, random_conversation(rng, setup), summaries=0.15))
     for number in range(copies):
         setup = random_setup(rng)
         while setup.python is None and not setup.weather:
             setup = random_setup(rng)
         kind = "weather" if setup.python is None or (setup.weather and rng.random() < 0.4) else "arithmetic"
         chat = random_exchanges(rng, setup, kind) if number % 2 else random_conversation(rng, setup, kind)
-        found += renderer.examples(setup, chat, summaries=0.05)
+        jobs.append(Job(setup, chat, summaries=0.05))
     demo = Setup("medium", weather=True, python=python_namespace(120.0, "/mnt/data", network_blocked=True))
     for _ in range(bare_copies):
         setup = replace(demo, effort=rng.choice(EFFORTS))
         kind = "arithmetic" if rng.random() < 0.75 else "weather"
-        found += renderer.examples(setup, random_exchanges(rng, setup, kind), bare=True)
+        jobs.append(Job(setup, random_exchanges(rng, setup, kind), bare=True))
+    for count, kinds in ((greetings, ("greeting",)), (known, KNOWN_KINDS), (unknown, ("fallback",))):
+        for number in range(count):
+            setup = random_setup(rng)
+            kind = rng.choices(kinds, [KINDS[name][1] for name in kinds])[0]
+            chat = random_conversation(rng, setup, kind) if number % 2 else random_exchanges(rng, setup, kind)
+            jobs.append(Job(setup, chat))
+    found = render_all(renderer, jobs, workers)
     used = {token for example in found for token in (*example.prompt, *example.completion)}
+    jobs = []
     for number, place in enumerate(unseen_names(encoding, used, unseen, seed)):
         setup = random_setup(rng)
         while not setup.weather or setup.shopping:
             setup = random_setup(rng)
         asked = replace(_fallback(rng, setup, weather_question(rng, place)[0]), kind=UNSEEN)
-        found += renderer.examples(setup, [*(random_conversation(rng, setup) if number % 2 else []), asked])
-    return found
+        jobs.append(Job(setup, [*(random_conversation(rng, setup) if number % 2 else []), asked]))
+    return found + render_all(renderer, jobs, workers)

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import multiprocessing
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from openai_harmony import (
     Conversation,
@@ -142,6 +144,38 @@ class Renderer:
         done = self.tokens(f"<|channel|>analysis<|message|>{analysis}<|end|>")
         asked = summary_prompt(self.encoding, [*prompt, *done])
         return Example(f"summary-{name}", effort, asked, self.tokens(f"{text}<|return|>"), turn)
+
+
+class Job(NamedTuple):
+    """One conversation to render: the arguments of :meth:`Renderer.examples`."""
+
+    setup: Setup
+    conversation: Sequence[Exchange]
+    summaries: float = 0.0
+    bare: bool = False
+
+
+_FORKED: Renderer | None = None
+"""The renderer forked worker processes use (set only while :func:`render_all` runs)."""
+
+
+def _render_forked(job: Job) -> list[Example]:
+    assert _FORKED is not None
+    return _FORKED.examples(*job)
+
+
+def render_all(renderer: Renderer, jobs: Sequence[Job], workers: int = 1) -> list[Example]:
+    """Every job's examples, in order; ``workers`` > 1 renders in forked processes (the same examples)."""
+    global _FORKED
+    if workers <= 1 or len(jobs) < 2 * workers or "fork" not in multiprocessing.get_all_start_methods():
+        return [example for job in jobs for example in renderer.examples(*job)]
+    _FORKED = renderer
+    try:
+        with multiprocessing.get_context("fork").Pool(workers) as pool:
+            parts = pool.map(_render_forked, jobs, chunksize=max(1, len(jobs) // (workers * 16)))
+    finally:
+        _FORKED = None
+    return [example for part in parts for example in part]
 
 
 def _chance(prompt: Sequence[int], completion: Sequence[int]) -> float:

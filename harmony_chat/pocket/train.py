@@ -225,10 +225,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     import torch
 
-    torch.set_num_threads(max(1, min(2, torch.get_num_threads())))
+    threads = max(1, min(2, torch.get_num_threads()))
+    torch.set_num_threads(threads)
     started = time.monotonic()
     encoding = load_encoding()
-    examples = build_examples(encoding, seed=args.seed)
+    examples = build_examples(encoding, seed=args.seed, workers=threads)
     known = (example.prompt + example.completion for example in examples if example.name != UNSEEN)
     vocab = training_vocab(encoding, known)  # unseen places stay outside: their names train the stand-in
     print(f"{len(examples)} examples, {len(vocab.ids)} tokens, {time.monotonic() - started:.0f}s", flush=True)

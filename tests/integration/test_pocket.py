@@ -30,14 +30,16 @@ GREEDY = ["--temperature", "0"]
 
 @pytest.fixture(scope="module")
 def examples(encoding: HarmonyEncoding) -> list[Example]:
-    """The whole training set (about two minutes to render)."""
-    return build_examples(encoding)
+    """The whole training set (about a minute to render in two processes)."""
+    return build_examples(encoding, workers=2)
 
 
 @pytest.fixture(scope="module")
 def sample(encoding: HarmonyEncoding) -> list[Example]:
     """A small set from the same generators (another seed)."""
-    return build_examples(encoding, conversations=600, copies=100, bare_copies=40, unseen=60, seed=99)
+    return build_examples(
+        encoding, conversations=600, copies=100, bare_copies=40, unseen=60, greetings=80, known=60, unknown=60, seed=99
+    )
 
 
 def ask(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
@@ -88,6 +90,25 @@ def test_training_data_covers_every_behaviour(encoding: HarmonyEncoding, sample:
     assert "Current date: " + POCKET_DATE in encoding.decode(call.prompt)
     python = next(e for e in sample if e.name == "arithmetic-call" and not e.bare)
     assert "to=python code<|message|>print(" in encoding.decode(python.completion)
+
+
+def test_two_processes_render_the_same_examples(encoding: HarmonyEncoding) -> None:
+    small = {"conversations": 150, "copies": 30, "bare_copies": 30, "unseen": 10, "greetings": 20, "seed": 5}
+    small |= {"known": 10, "unknown": 10}
+    alone = build_examples(encoding, **small)
+    assert build_examples(encoding, **small, workers=2) == alone
+
+
+def test_greeting_chats_end_in_a_greeting_at_first_and_later_turns(
+    encoding: HarmonyEncoding, sample: list[Example]
+) -> None:
+    """The greetings block: 80 chats that end in a greeting (half start with it), beside the other chats' greetings."""
+    greetings = [example for example in sample if example.name == "greeting"]
+    assert len(greetings) >= 80
+    assert {example.turn for example in greetings} >= {1, 2}
+    for example in greetings:
+        answer = encoding.decode(example.completion)
+        assert "Hello! I'm the pocket gpt-oss" in answer and "to=" not in answer
 
 
 def test_unseen_places_reach_the_model_as_the_stand_in(encoding: HarmonyEncoding, sample: list[Example]) -> None:
