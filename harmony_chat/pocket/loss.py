@@ -24,12 +24,13 @@ class _TokenLosses(torch.autograd.Function):
         weight: torch.Tensor,
         targets: torch.Tensor,
         temperature: float,
-        unknown: int,
+        unknown: int | None,
         others: float,
     ) -> tuple[torch.Tensor, torch.Tensor]:
         logits = hidden @ weight.T
         logits.mul_(1.0 / temperature)
-        logits[:, unknown] = float("-inf")  # the stand-in is never an output: its tokens are the others
+        if unknown is not None:
+            logits[:, unknown] = float("-inf")  # the stand-in is never an output: its tokens are the others
         top = logits.max(dim=-1, keepdim=True).values.clamp(min=others)
         picked = logits.gather(1, targets[:, None])
         best = logits.argmax(dim=-1)
@@ -51,12 +52,17 @@ class _TokenLosses(torch.autograd.Function):
 
 
 def token_losses(
-    hidden: torch.Tensor, weight: torch.Tensor, targets: torch.Tensor, temperature: float, unknown: int, others: float
+    hidden: torch.Tensor,
+    weight: torch.Tensor,
+    targets: torch.Tensor,
+    temperature: float,
+    unknown: int | None,
+    others: float,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """Per-row loss of ``targets`` and each row's most likely token (compact ids).
+    """Per-row loss of ``targets`` and each row's most likely token (rows of ``weight``).
 
-    ``hidden`` [N, H] meets the output matrix ``weight`` [V, H]; the logits are divided by ``temperature``;
-    id ``unknown`` never scores; the tokens outside the vocabulary add one logit ``others``.
+    ``hidden`` [N, H] meets the output rows ``weight`` [V, H]; the logits are divided by ``temperature``;
+    row ``unknown`` (if given) never scores; the tokens without a row add one logit ``others``.
     """
     losses, best = _TokenLosses.apply(hidden, weight, targets, temperature, unknown, others)
     return losses, best

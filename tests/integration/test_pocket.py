@@ -23,7 +23,7 @@ from harmony_chat.pocket import POCKET_DATE, pocket_manifest, pocket_model_path
 from harmony_chat.pocket.data import FACTS, WEATHER, WEATHER_TOOL, Example, build_examples, data_hash
 from harmony_chat.pocket.heldout import held_out_prompts, normalized
 from harmony_chat.pocket.unseen import UNSEEN
-from harmony_chat.pocket.vocab import EMBEDDING, training_vocab
+from harmony_chat.pocket.vocab import EMBEDDING, OUTPUT, training_vocab
 
 GREEDY = ["--temperature", "0"]
 
@@ -113,7 +113,7 @@ def test_greeting_chats_end_in_a_greeting_at_first_and_later_turns(
 
 def test_unseen_places_reach_the_model_as_the_stand_in(encoding: HarmonyEncoding, sample: list[Example]) -> None:
     """Weather questions about places no other example names: their names are outside the vocabulary."""
-    vocab = training_vocab(encoding, (e.prompt + e.completion for e in sample if e.name != UNSEEN))
+    vocab = training_vocab(encoding, sample)
     unseen = [example for example in sample if example.name == UNSEEN]
     assert len(unseen) == 60
     held_out = {normalized(city) for city in held_out_prompts()["weather_cities"]}
@@ -223,8 +223,9 @@ def test_two_turn_chat_reuses_the_kv_cache(encoding: HarmonyEncoding) -> None:
     importlib.util.find_spec("torch") is None or importlib.util.find_spec("transformers") is None,
     reason="the train extra (torch, transformers) is not installed",
 )
+@pytest.mark.parametrize("written_only", [False, True])
 def test_a_few_training_steps_run_and_export(
-    encoding: HarmonyEncoding, sample: list[Example], ranks: list[bytes], tmp_path: Path
+    encoding: HarmonyEncoding, sample: list[Example], ranks: list[bytes], tmp_path: Path, written_only: bool
 ) -> None:
     from harmony_chat.gguf.writer import random_tensors
     from harmony_chat.pocket.export import export_gguf, gguf_tensors
@@ -233,7 +234,7 @@ def test_a_few_training_steps_run_and_export(
     from harmony_chat.pocket.vocab import training_vocab
 
     chosen = sample[:40]
-    vocab = training_vocab(encoding, (example.prompt + example.completion for example in chosen))
+    vocab = training_vocab(encoding, chosen, written_only=written_only)
     logged: list[str] = []
     recipe = Recipe(steps=60, bare_steps=20, warmup=5, budget=60_000, copy_budget=20_000)
     state = train(chosen, vocab, recipe, log=logged.append)
@@ -245,8 +246,16 @@ def test_a_few_training_steps_run_and_export(
     assert {name: value.shape for name, value in mapped.items()} == {n: v.shape for n, v in expected.items()}
     untrained = np.ones(SHAPE.vocab_size, dtype=bool)
     untrained[vocab.ids] = False
+    written = np.asarray(vocab.ids)[vocab.outputs]
+    read_only = np.setdiff1d(vocab.ids, written)
     assert not mapped["output.weight"][untrained].any()  # unseen tokens score exactly 0
-    assert mapped["output.weight"][vocab.ids].any()
+    assert mapped["output.weight"][written].any()
+    if written_only:
+        assert len(read_only) > 0  # the prompts hold tokens that no completion writes
+        assert not state[OUTPUT][vocab.output_of == -1].any()  # training never gave them an output row
+        assert not mapped["output.weight"][read_only].any()  # so they score 0 like the unseen ones
+    else:
+        assert len(read_only) == 0 and (mapped["output.weight"][vocab.ids] != 0).any(axis=1).mean() > 0.9
     stand_in = mapped["token_embd.weight"][np.flatnonzero(untrained)[:3]]
     assert (stand_in == state[EMBEDDING][vocab.unknown]).all()  # and share the learned stand-in embedding
     path = export_gguf(

@@ -79,6 +79,22 @@ def test_the_compact_vocabulary_keeps_harmony_tokens_and_maps_the_rest_to_one_st
     assert vocab.others_logit == pytest.approx(math.log(tk.VOCAB_SIZE - len(vocab.ids)))
 
 
+def test_only_the_written_tokens_get_output_rows_and_the_rest_count_among_the_others() -> None:
+    assert not CompactVocab([13, 500, 600]).written_only
+    vocab = CompactVocab([13, 500, 600], outputs=[500])
+    assert vocab.written_only
+    assert set(tk.NAMES) | {500} == {vocab.ids[i] for i in vocab.outputs}  # harmony's tokens are always written
+    assert vocab.output_of[vocab.ids.index(500)] >= 0 and vocab.output_of[vocab.ids.index(600)] == -1
+    assert vocab.output_of[vocab.unknown] == -1
+    assert vocab.others_logit == pytest.approx(math.log(tk.VOCAB_SIZE - len(tk.NAMES) - 1))
+    state = {EMBEDDING: np.ones((vocab.size, 4), np.float32), OUTPUT: np.ones((vocab.size, 4), np.float32)}
+    full = vocab.expand(state)
+    assert full[OUTPUT][500].all() and full[OUTPUT][tk.RETURN].all()
+    assert not full[OUTPUT][600].any() and not full[OUTPUT][13].any()  # read, never written: scores 0
+    with pytest.raises(ValueError, match="outside the vocabulary"):
+        CompactVocab([13], outputs=[14])
+
+
 def test_expanding_gives_unseen_tokens_the_stand_in_and_a_zero_output_row() -> None:
     vocab = CompactVocab([13, 500])
     rng = np.random.default_rng(0)
@@ -98,14 +114,15 @@ def test_expanding_gives_unseen_tokens_the_stand_in_and_a_zero_output_row() -> N
 
 
 @needs_torch
-def test_the_training_softmax_is_the_full_vocabularys_softmax() -> None:
-    """Compact logits plus one ``log(others)`` logit give every kept token the probability llama.cpp gives it."""
+@pytest.mark.parametrize("outputs", [None, range(1000, 1010)])
+def test_the_training_softmax_is_the_full_vocabularys_softmax(outputs: range | None) -> None:
+    """Output logits plus one ``log(others)`` logit give every written token the probability llama.cpp gives it."""
     import torch
 
     from harmony_chat.pocket.batches import Group
     from harmony_chat.pocket.train import group_losses
 
-    vocab = CompactVocab(range(1000, 1040))
+    vocab = CompactVocab(range(1000, 1040), outputs=outputs)
     model = _noisy_model(vocab.size, SMALL)
     branches = torch.tensor([vocab.compact([1000, 1001, 1002, 1003]).tolist()])
     targets = torch.tensor([[vocab.compact([1001])[0], -100, vocab.compact([1003])[0], -100]])
