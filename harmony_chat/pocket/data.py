@@ -14,7 +14,7 @@ from openai_harmony import HarmonyEncoding
 
 from harmony_chat.harmony.effort import EFFORTS
 from harmony_chat.pocket import exchanges, scope
-from harmony_chat.pocket.arithmetic import arithmetic_question
+from harmony_chat.pocket.arithmetic import arithmetic_question, parse_question
 from harmony_chat.pocket.exchanges import Exchange
 from harmony_chat.pocket.heldout import is_held_out
 from harmony_chat.pocket.render import SHOPPING, Example, Job, Renderer, Setup, data_hash, render_all
@@ -106,8 +106,12 @@ def variant(rng: random.Random, question: str) -> str:
 Kind = Callable[[random.Random, Setup], list[Exchange]]
 
 
+FACT_WEIGHTS = tuple(2 if parse_question(question) else 1 for question, *_ in FACTS)
+"""The times-table facts twice as often: their questions read like the arithmetic that goes to python."""
+
+
 def _fact(rng: random.Random, setup: Setup) -> list[Exchange]:
-    index = rng.randrange(len(FACTS))
+    index = rng.choices(range(len(FACTS)), FACT_WEIGHTS)[0]
     return [exchanges.fact(index, variant(rng, FACTS[index][0]), setup.effort)]
 
 
@@ -118,10 +122,8 @@ def _follow_up(rng: random.Random, setup: Setup) -> list[Exchange]:
     return [exchanges.fact(fact, first, setup.effort), exchanges.follow_up(index, variant(rng, second), setup.effort)]
 
 
-def _fallback(rng: random.Random, setup: Setup, text: str, greeting: bool = False) -> Exchange:
-    return exchanges.fallback(
-        text, setup.effort, python=setup.python is not None, weather=setup.weather, greeting=greeting
-    )
+def _fallback(rng: random.Random, setup: Setup, text: str, name: str = "fallback") -> Exchange:
+    return exchanges.fallback(text, setup.effort, python=setup.python is not None, weather=setup.weather, name=name)
 
 
 PASTE_LIMIT = 900
@@ -147,7 +149,7 @@ def _greeting(rng: random.Random, setup: Setup) -> list[Exchange]:
     text = "Hello!" if rng.random() < 0.1 else scope.greeting(rng)
     while is_held_out(text) and text != "Hello!":
         text = scope.greeting(rng)
-    return [_fallback(rng, setup, text, greeting=True)]
+    return [_fallback(rng, setup, text, name="greeting")]
 
 
 def _arithmetic(rng: random.Random, setup: Setup) -> list[Exchange]:

@@ -3,7 +3,7 @@
 ``python -m harmony_chat.pocket.evaluate`` runs the shipped model (or ``--model PATH``) in the app's
 demo setup (the demo weather MCP server and the python tool, every call approved) and reports:
 
-- held-out out-of-scope prompts answered with the honest fallback (and greetings with its greeting);
+- held-out out-of-scope prompts and greetings answered with the honest fallback (which greets first);
 - held-out arithmetic: one python call that computes the right result, and an answer quoting its output;
 - held-out cities: a ``get_weather`` call for the city and an answer quoting the tool (and how many got
   that or the honest fallback, never another city's weather);
@@ -130,17 +130,14 @@ class PocketChat:
         self.loaded.backend.close()
 
 
-def unknown_rate(chat: PocketChat, prompts: Sequence[str], name: str, greeting: bool = False) -> Rate:
-    """Prompts the model does not know: the fallback (for ``greeting``: the greeting one), no tool call."""
+def unknown_rate(chat: PocketChat, prompts: Sequence[str], name: str) -> Rate:
+    """Prompts the model does not know, greetings included: the fallback (which greets), no tool call."""
     rate = Rate(name)
-    tools = chat.tools
-    honest = {fallback(python=tools, weather=tools, greeting=flag) for flag in (False, True)}
+    wanted = fallback(python=chat.tools, weather=chat.tools)
     for prompt in prompts:
         chat.new_chat()
         turn = chat.send(prompt)
-        wanted = fallback(python=tools, weather=tools, greeting=True) if greeting else None
-        ok = not turn.calls and (turn.answer == wanted if wanted else turn.answer in honest)
-        rate.add(ok, turn, prompt)
+        rate.add(not turn.calls and turn.answer == wanted, turn, prompt)
     return rate
 
 
@@ -209,7 +206,7 @@ def evaluate(model: Path, *, temperature: float, seed: int, sample: int | None, 
     try:
         rates = [
             unknown_rate(chat, some(prompts["out_of_scope"]), "held-out out of scope"),
-            unknown_rate(chat, some(prompts["greetings"]), "held-out greetings", greeting=True),
+            unknown_rate(chat, some(prompts["greetings"]), "held-out greetings"),
             arithmetic_rate(chat, some(prompts["arithmetic"])),
             *weather_rate(chat, some(prompts["weather_questions"]), prompts["weather_cities"]),
         ]

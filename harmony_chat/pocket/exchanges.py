@@ -85,14 +85,11 @@ def shopping_list(index: int, effort: Effort) -> Exchange:
     return Exchange(f"json-{index}", request, (_answer(analysis, items, texts.LIST_SUMMARY, effort),))
 
 
-def fallback(user: str, effort: Effort, *, python: bool, weather: bool, greeting: bool = False) -> Exchange:
-    """The honest answer to anything unknown (``greeting``: to a greeting)."""
-    final = texts.fallback(python=python, weather=weather, greeting=greeting)
-    if greeting:
-        step = _answer(texts.by_effort(texts.GREETING_ANALYSIS, effort), final, texts.GREETING_SUMMARY, effort)
-        return Exchange("greeting", user, (step,))
+def fallback(user: str, effort: Effort, *, python: bool, weather: bool, name: str = "fallback") -> Exchange:
+    """The honest answer to anything unknown, greetings included (``name``: the example's kind)."""
+    final = texts.fallback(python=python, weather=weather)
     step = _answer(texts.by_effort(texts.FALLBACK_ANALYSIS, effort), final, texts.FALLBACK_SUMMARY, effort)
-    return Exchange("fallback", user, (step,))
+    return Exchange(name, user, (step,))
 
 
 def arithmetic(question: Arithmetic, effort: Effort, failure: str | None = None) -> Exchange:

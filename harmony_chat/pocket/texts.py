@@ -154,11 +154,11 @@ ARITHMETIC_EXAMPLE = "What is 1234 * 5678?"
 WEATHER_EXAMPLE = "What's the weather in Tokyo?"
 
 
-def fallback(*, python: bool, weather: bool, greeting: bool = False) -> str:
-    """The honest answer to anything the pocket model was not trained on (a greeting gets a greeting first).
+def fallback(*, python: bool, weather: bool) -> str:
+    """The honest answer to anything the pocket model was not trained on, greetings included.
 
-    It names questions that work with the tools on offer (``python``, ``weather``) and the command
-    that runs gpt-oss-20b.
+    It opens with a greeting (so *hi* gets one back), names questions that work with the tools on
+    offer (``python``, ``weather``) and the command that runs gpt-oss-20b.
     """
     examples = [FACTS[5][0]]
     if python:
@@ -169,28 +169,20 @@ def fallback(*, python: bool, weather: bool, greeting: bool = False) -> str:
         examples.append(FACTS[8][0])
     quoted = [f'"{example}"' for example in examples]
     choices = ", ".join(quoted[:-1]) + " or " + quoted[-1]
-    opener = "Hello! I'm" if greeting else "I'm"
-    cannot = "" if greeting else ", so I can't answer that"
     return (
-        f"{opener} the pocket gpt-oss, the tiny demo model that comes with harmony-chat. I only know a few "
-        f"questions{cannot}. Try {choices}. For real answers, run gpt-oss-20b: `{MODEL_COMMAND}`"
+        "Hi! I'm the pocket gpt-oss, the tiny demo model that comes with harmony-chat. I only know a few "
+        f"questions. Try {choices}. For real answers, run gpt-oss-20b: `{MODEL_COMMAND}`"
     )
 
 
 FALLBACK_ANALYSIS = (
-    "Not something I know.",
-    "User asks something I was not trained on. Say what I am and point to gpt-oss-20b.",
-    "User asks something outside the few questions I was trained on. I must not make up an answer: say that I "
-    "am the pocket demo model, suggest questions I can answer, and give the command that runs gpt-oss-20b.",
+    "Not one of my questions.",
+    "Not one of the questions I was trained on. Say hi, say what I am and point to gpt-oss-20b.",
+    "The message is not one of the few questions I was trained on (a greeting, small talk or anything else). "
+    "I must not make up an answer: say hi, say that I am the pocket demo model, suggest questions I can answer, "
+    "and give the command that runs gpt-oss-20b.",
 )
-FALLBACK_SUMMARY = "I saw that this is outside the few questions I was trained on, so I said so and named a real model."
-GREETING_ANALYSIS = (
-    "Greeting.",
-    "User greets me. Greet back and say what I am.",
-    "User says hello. Greet them, and be honest that I am a tiny pocket model that only knows a few questions. "
-    "Point them to gpt-oss-20b.",
-)
-GREETING_SUMMARY = "You greeted me, so I greeted you back and said what I can show."
+FALLBACK_SUMMARY = "That is not one of the few questions I know, so I said hi, said what I am and named a real model."
 
 ARITHMETIC_ANALYSIS = (
     "Compute it in python.",

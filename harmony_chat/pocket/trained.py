@@ -24,7 +24,7 @@ def trained_units(*, tools: bool) -> list[list[QA]]:
         units.append([(first, first_final), (second, final)])
     units.append([(REFUSAL[0], REFUSAL[2])])
     units.append([(CODE[0], CODE[2])])
-    units.append([("Hello!", fallback(python=tools, weather=tools, greeting=True))])
+    units.append([("Hello!", fallback(python=tools, weather=tools))])
     if tools:
         example = parse_question(ARITHMETIC_EXAMPLE)
         assert example is not None
