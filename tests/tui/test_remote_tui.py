@@ -6,7 +6,7 @@ One server runs for the module; the test that kills it starts it again on the sa
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import Any
 
@@ -54,18 +54,22 @@ def last_turn(app: HarmonyChatApp) -> AssistantTurn:
     return list(app.chat.query(AssistantTurn))[-1]
 
 
-async def ramble(pilot: Pilot[Any], app: HarmonyChatApp, in_answer: bool = True) -> AssistantTurn:
+async def ramble(
+    pilot: Pilot[Any], app: HarmonyChatApp, in_answer: bool = True, before_each: Callable[[], None] | None = None
+) -> AssistantTurn:
     """Start a long answer and wait until part of it (of the reasoning: ``in_answer=False``) is in the turn.
 
     The engine still generates then. At this temperature a seed's output also depends on what the
     server's cache held (prompt reuse changes the logits slightly): a seed whose turn ends first
-    is followed by the next seed (a bounded number of times).
+    is followed by the next seed (a bounded number of times). ``before_each`` runs before each try.
     """
     conversation = app.chat.conversation
     assert conversation is not None
     for seed in range(RAMBLE.seed or 0, (RAMBLE.seed or 0) + 8):
         conversation.sampling = replace(RAMBLE, seed=seed)
         app.chat.prompt.text = RAMBLE_PROMPT
+        if before_each is not None:
+            before_each()
         before = len(app.chat.query(AssistantTurn))
 
         def started(before: int = before) -> bool:
@@ -165,13 +169,18 @@ async def test_escape_stops_the_engine(server: LlamaServer) -> None:
     try:
         async with app.run_test(size=SIZE) as pilot:
             await settle(pilot)
-            before = server.metric("tokens_predicted_total")
-            turn = await ramble(pilot, app, in_answer=False)
+            counts: list[float] = []
+
+            def count() -> None:  # the tokens generated so far, once earlier tries (ended turns) are done
+                server.wait_idle()
+                counts.append(server.metric("tokens_predicted_total"))
+
+            turn = await ramble(pilot, app, in_answer=False, before_each=count)
             await pilot.press("escape")
             await finish(pilot)
             assert "stopped" in str(turn.query_one(".footer").render())
             server.wait_idle()
-            generated = server.metric("tokens_predicted_total") - before
+            generated = server.metric("tokens_predicted_total") - counts[-1]
             assert 20 <= generated < RAMBLE.max_tokens  # the server stopped generating too
     finally:
         app.release()
