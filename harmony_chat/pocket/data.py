@@ -122,7 +122,7 @@ def _follow_up(rng: random.Random, setup: Setup) -> list[Exchange]:
     return [exchanges.fact(fact, first, setup.effort), exchanges.follow_up(index, variant(rng, second), setup.effort)]
 
 
-def _fallback(rng: random.Random, setup: Setup, text: str, name: str = "fallback") -> Exchange:
+def _fallback(setup: Setup, text: str, name: str = "fallback") -> Exchange:
     return exchanges.fallback(text, setup.effort, python=setup.python is not None, weather=setup.weather, name=name)
 
 
@@ -134,7 +134,7 @@ def _unknown(rng: random.Random, setup: Setup) -> list[Exchange]:
     text = scope.out_of_scope(rng)
     while is_held_out(text):
         text = scope.out_of_scope(rng)
-    return [_fallback(rng, setup, text[:PASTE_LIMIT])]
+    return [_fallback(setup, text[:PASTE_LIMIT])]
 
 
 def _stray_follow_up(rng: random.Random, setup: Setup) -> list[Exchange]:
@@ -142,14 +142,14 @@ def _stray_follow_up(rng: random.Random, setup: Setup) -> list[Exchange]:
     index = rng.randrange(len(FOLLOW_UPS))
     others = [i for i, item in enumerate(FACTS) if item[0] != FOLLOW_UPS[index][0]]
     fact = rng.choice(others)
-    return [exchanges.fact(fact, FACTS[fact][0], setup.effort), _fallback(rng, setup, FOLLOW_UPS[index][1])]
+    return [exchanges.fact(fact, FACTS[fact][0], setup.effort), _fallback(setup, FOLLOW_UPS[index][1])]
 
 
 def _greeting(rng: random.Random, setup: Setup) -> list[Exchange]:
     text = "Hello!" if rng.random() < 0.1 else scope.greeting(rng)
     while is_held_out(text) and text != "Hello!":
         text = scope.greeting(rng)
-    return [_fallback(rng, setup, text, name="greeting")]
+    return [_fallback(setup, text, name="greeting")]
 
 
 def _arithmetic(rng: random.Random, setup: Setup) -> list[Exchange]:
@@ -157,7 +157,7 @@ def _arithmetic(rng: random.Random, setup: Setup) -> list[Exchange]:
     while is_held_out(question.question):
         question = arithmetic_question(rng)
     if setup.python is None:
-        return [_fallback(rng, setup, question.question)]
+        return [_fallback(setup, question.question)]
     failure = exchanges.tool_failure(rng, "python") if rng.random() < 0.08 else None
     return [exchanges.arithmetic(question, setup.effort, failure)]
 
@@ -168,7 +168,7 @@ def _weather(rng: random.Random, setup: Setup) -> list[Exchange]:
     if known and rng.random() < 0.5:
         question = f"What's the weather in {city}?"
     if not setup.weather:
-        return [_fallback(rng, setup, question)]
+        return [_fallback(setup, question)]
     failure = exchanges.tool_failure(rng, "weather") if rng.random() < 0.08 else None
     return [exchanges.weather(question, city, weather_result(city), setup.effort, failure)]
 
@@ -275,6 +275,6 @@ def build_examples(
         setup = random_setup(rng)
         while not setup.weather or setup.shopping:
             setup = random_setup(rng)
-        asked = replace(_fallback(rng, setup, weather_question(rng, place)[0]), kind=UNSEEN)
+        asked = replace(_fallback(setup, weather_question(rng, place)[0]), kind=UNSEEN)
         jobs.append(Job(setup, [*(random_conversation(rng, setup) if number % 2 else []), asked]))
     return found + render_all(renderer, jobs, workers)
