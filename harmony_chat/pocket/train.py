@@ -57,6 +57,12 @@ class Recipe:
     It rises from 1.0 over the second half of the run (early on, logits that large are not learned yet).
     """
     seed: int = 1234
+    average_steps: int = 250
+    """The model written is the mean of the weights after each of the last this many steps (0: the last weights).
+
+    Averaging the weights of a run's low-rate end evens out the step-to-step noise that decides a few
+    exact answers (stochastic weight averaging).
+    """
     written_rows: bool = True
     """Train output rows only for the tokens the completions write (:func:`training_vocab`'s ``written_only``).
 
@@ -124,6 +130,7 @@ def train(
     schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, _rate(recipe))
     started = time.monotonic()
     seen = 0
+    average: dict[str, Any] = {}
     for step in range(1, recipe.steps + 1):
         bare = step <= recipe.bare_steps
         if bare:
@@ -149,6 +156,8 @@ def train(
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()
         schedule.step()
+        if step > recipe.steps - recipe.average_steps:
+            _accumulate(average, model)
         seen += rows
         if step % 100 == 0 or step == recipe.steps:
             phase = "bare" if bare else "chat"
@@ -161,7 +170,24 @@ def train(
             with torch.no_grad():
                 check(model, step)
             model.train()
-    return {name: value.detach().float().numpy() for name, value in model.state_dict().items()}
+    state = model.state_dict()
+    if average:
+        count = min(recipe.average_steps, recipe.steps)
+        state = {name: average[name] / count if name in average else value for name, value in state.items()}
+    return {name: value.detach().float().numpy() for name, value in state.items()}
+
+
+def _accumulate(total: dict[str, Any], model: Any) -> None:
+    """Add ``model``'s floating-point weights to ``total`` (by name)."""
+    import torch
+
+    with torch.no_grad():
+        for name, value in model.state_dict().items():
+            if value.is_floating_point():
+                if name in total:
+                    total[name] += value
+                else:
+                    total[name] = value.detach().clone()
 
 
 def verify(path: Path, examples: Sequence[Example], count: int = 300, seed: int = 1234) -> tuple[int, list[str]]:

@@ -6,7 +6,7 @@ import hashlib
 import importlib.util
 import json
 import math
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 
 import numpy as np
@@ -220,6 +220,41 @@ def test_two_turn_chat_reuses_the_kv_cache(encoding: HarmonyEncoding) -> None:
     assert second.stats.prompt_tokens_reused >= first.stats.prompt_tokens
     assert second.stats.prompt_tokens_evaluated == second.stats.prompt_tokens - second.stats.prompt_tokens_reused
     assert second.stats.prompt_tokens_evaluated < 40
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("torch") is None or importlib.util.find_spec("transformers") is None,
+    reason="the train extra (torch, transformers) is not installed",
+)
+def test_training_writes_the_mean_of_the_last_steps_weights(
+    encoding: HarmonyEncoding, sample: list[Example], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from harmony_chat.pocket import train as training
+
+    chosen = sample[:20]
+    vocab = training_vocab(encoding, chosen, written_only=True)
+    seen: list[dict[str, np.ndarray]] = []
+    last: dict[str, np.ndarray] = {}
+    accumulate = training._accumulate
+
+    def record(total: dict[str, object], model: object) -> None:
+        seen.append({name: value.detach().numpy().copy() for name, value in model.state_dict().items()})  # type: ignore[attr-defined]
+        accumulate(total, model)  # type: ignore[arg-type]
+
+    def final(model: object, step: int) -> None:
+        last.update({name: value.detach().numpy().copy() for name, value in model.state_dict().items()})  # type: ignore[attr-defined]
+
+    monkeypatch.setattr(training, "_accumulate", record)
+    recipe = Recipe(steps=8, bare_steps=2, warmup=2, budget=30_000, copy_budget=10_000, average_steps=3)
+    state = training.train(chosen, vocab, recipe, log=lambda line: None, check=final)
+    assert len(seen) == 3  # the weights after steps 6, 7 and 8
+    assert all(seen[-1][name].tobytes() == last[name].tobytes() for name in last)  # the last one is the final model
+    for name, value in state.items():
+        assert np.allclose(value, np.mean([weights[name] for weights in seen], axis=0), atol=1e-6)
+    assert not np.allclose(state[EMBEDDING], last[EMBEDDING])  # averaged, not the last step's weights
+    monkeypatch.setattr(training, "_accumulate", accumulate)
+    unaveraged = training.train(chosen, vocab, replace(recipe, average_steps=0), log=lambda line: None)
+    assert all(np.array_equal(unaveraged[name], last[name]) for name in last)  # 0: the last weights, as they were
 
 
 @pytest.mark.skipif(
