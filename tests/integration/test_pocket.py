@@ -8,6 +8,7 @@ import json
 import math
 from dataclasses import asdict, replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -237,12 +238,12 @@ def test_training_writes_the_mean_of_the_last_steps_weights(
     last: dict[str, np.ndarray] = {}
     accumulate = training._accumulate
 
-    def record(total: dict[str, object], model: object) -> None:
-        seen.append({name: value.detach().numpy().copy() for name, value in model.state_dict().items()})  # type: ignore[attr-defined]
-        accumulate(total, model)  # type: ignore[arg-type]
+    def record(total: dict[str, Any], model: Any) -> None:
+        seen.append({name: value.detach().numpy().copy() for name, value in model.state_dict().items()})
+        accumulate(total, model)
 
-    def final(model: object, step: int) -> None:
-        last.update({name: value.detach().numpy().copy() for name, value in model.state_dict().items()})  # type: ignore[attr-defined]
+    def final(model: Any, step: int) -> None:
+        last.update({name: value.detach().numpy().copy() for name, value in model.state_dict().items()})
 
     monkeypatch.setattr(training, "_accumulate", record)
     recipe = Recipe(steps=8, bare_steps=2, warmup=2, budget=30_000, copy_budget=10_000, average_steps=3)
