@@ -116,11 +116,13 @@ def train(
     log: Callable[[str], None] = print,
     check: Callable[[Any, int], None] | None = None,
 ) -> dict[str, np.ndarray]:
-    """Train from scratch; return the compact state dict as float32 numpy arrays.
+    """Train from scratch; return the compact state dict (averaged, see :attr:`Recipe.average_steps`) as float32.
 
-    ``check(model, step)`` runs every 500 steps and at the end (dev measurements, in eval mode).
+    ``check(model, step)`` runs every 500 steps and at the end on the current, not averaged, weights
+    (dev measurements, in eval mode).
     """
     import torch
+    from torch.optim.swa_utils import AveragedModel
 
     torch.manual_seed(recipe.seed)
     model = make_model(vocab.size, SHAPE, recipe.seed)
@@ -130,7 +132,7 @@ def train(
     schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, _rate(recipe))
     started = time.monotonic()
     seen = 0
-    average: dict[str, Any] = {}
+    average: Any = None
     for step in range(1, recipe.steps + 1):
         bare = step <= recipe.bare_steps
         if bare:
@@ -157,7 +159,9 @@ def train(
         optimizer.step()
         schedule.step()
         if step > recipe.steps - recipe.average_steps:
-            _accumulate(average, model)
+            if average is None:
+                average = AveragedModel(model)  # a copy; its first update takes the weights as they are
+            average.update_parameters(model)
         seen += rows
         if step % 100 == 0 or step == recipe.steps:
             phase = "bare" if bare else "chat"
@@ -170,24 +174,8 @@ def train(
             with torch.no_grad():
                 check(model, step)
             model.train()
-    state = model.state_dict()
-    if average:
-        count = min(recipe.average_steps, recipe.steps)
-        state = {name: average[name] / count if name in average else value for name, value in state.items()}
+    state = (model if average is None else average.module).state_dict()
     return {name: value.detach().float().numpy() for name, value in state.items()}
-
-
-def _accumulate(total: dict[str, Any], model: Any) -> None:
-    """Add ``model``'s floating-point weights to ``total`` (by name)."""
-    import torch
-
-    with torch.no_grad():
-        for name, value in model.state_dict().items():
-            if value.is_floating_point():
-                if name in total:
-                    total[name] += value
-                else:
-                    total[name] = value.detach().clone()
 
 
 def verify(path: Path, examples: Sequence[Example], count: int = 300, seed: int = 1234) -> tuple[int, list[str]]:

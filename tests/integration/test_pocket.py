@@ -230,22 +230,24 @@ def test_two_turn_chat_reuses_the_kv_cache(encoding: HarmonyEncoding) -> None:
 def test_training_writes_the_mean_of_the_last_steps_weights(
     encoding: HarmonyEncoding, sample: list[Example], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from torch.optim.swa_utils import AveragedModel
+
     from harmony_chat.pocket import train as training
 
     chosen = sample[:20]
     vocab = training_vocab(encoding, chosen, written_only=True)
     seen: list[dict[str, np.ndarray]] = []
     last: dict[str, np.ndarray] = {}
-    accumulate = training._accumulate
+    update = AveragedModel.update_parameters
 
-    def record(total: dict[str, Any], model: Any) -> None:
+    def record(average: AveragedModel, model: Any) -> None:
         seen.append({name: value.detach().numpy().copy() for name, value in model.state_dict().items()})
-        accumulate(total, model)
+        update(average, model)
 
     def final(model: Any, step: int) -> None:
         last.update({name: value.detach().numpy().copy() for name, value in model.state_dict().items()})
 
-    monkeypatch.setattr(training, "_accumulate", record)
+    monkeypatch.setattr(AveragedModel, "update_parameters", record)
     recipe = Recipe(steps=8, bare_steps=2, warmup=2, budget=30_000, copy_budget=10_000, average_steps=3)
     state = training.train(chosen, vocab, recipe, log=lambda line: None, check=final)
     assert len(seen) == 3  # the weights after steps 6, 7 and 8
@@ -253,7 +255,7 @@ def test_training_writes_the_mean_of_the_last_steps_weights(
     for name, value in state.items():
         assert np.allclose(value, np.mean([weights[name] for weights in seen], axis=0), atol=1e-6)
     assert not np.allclose(state[EMBEDDING], last[EMBEDDING])  # averaged, not the last step's weights
-    monkeypatch.setattr(training, "_accumulate", accumulate)
+    monkeypatch.setattr(AveragedModel, "update_parameters", update)
     unaveraged = training.train(chosen, vocab, replace(recipe, average_steps=0), log=lambda line: None)
     assert all(np.array_equal(unaveraged[name], last[name]) for name in last)  # 0: the last weights, as they were
 
