@@ -70,6 +70,8 @@ WEATHER: tuple[tuple[str, str, str], ...] = tuple(
 """The cities the welcome panel and the tests name: (city, what the demo tool answers, the answer)."""
 INSTRUCTIONS = ("You are a helpful assistant.", "Answer concisely.", "Be friendly and brief.", "Always be polite.")
 """Instructions a user might give (``--instructions``, a serving client's system message)."""
+DATA_SEED = 1234
+"""The seed of the shipped model's training data (its hash is in the manifest)."""
 _WORKDIRS = ("/mnt/data", "/home/sam/.local/share/harmony-chat/python/3f9c2a1b7d4e", "/root/work/python/a1b2c3")
 
 
@@ -231,7 +233,7 @@ def build_examples(
     greetings: int = 0,
     known: int = 0,
     unknown: int = 0,
-    seed: int = 1234,
+    seed: int = DATA_SEED,
     workers: int = 1,
 ) -> list[Example]:
     """Every training example, in a fixed order, from ``seed`` (``workers`` processes render them: same result).

@@ -5,7 +5,9 @@ A transformers ``GptOssForCausalLM`` (:data:`~harmony_chat.pocket.model.SHAPE`) 
 batches (conversations without their system prompt, short and cheap) in which the model learns to
 copy numbers and names from the user's message into its tool calls and from the tool's result into
 its answer; then the chats as the app renders them, many per shared system prompt, each step with a
-small copying batch too. Seeds are fixed; the run writes the GGUF, greedy-decodes a sample of the
+small copying batch too. Seeds are fixed (``--data-seed`` for the data, ``--seed`` for the weights and
+the batches) and PyTorch runs only deterministic algorithms, so on one machine a recipe trains to the
+same weights bit for bit. The run writes the GGUF, greedy-decodes a sample of the
 training prompts through llama.cpp and records hashes, recipe, time and that check in the manifest.
 ``python -m harmony_chat.pocket.evaluate --record`` then adds the measured rates.
 """
@@ -27,7 +29,7 @@ import numpy as np
 
 from harmony_chat.pocket import POCKET_DATE, POCKET_NAME, pocket_dir
 from harmony_chat.pocket.batches import Batcher, Group
-from harmony_chat.pocket.data import Example, build_examples, data_hash
+from harmony_chat.pocket.data import DATA_SEED, Example, build_examples, data_hash
 from harmony_chat.pocket.model import SHAPE, make_model, shared_prefix_hidden
 from harmony_chat.pocket.vocab import CompactVocab, training_vocab
 
@@ -124,6 +126,9 @@ def train(
     import torch
     from torch.optim.swa_utils import AveragedModel
 
+    # Without this, the backward of indexing the expert tensors adds on parallel threads in whatever
+    # order they finish, and two runs of one recipe drift apart within a few hundred steps (same speed).
+    torch.use_deterministic_algorithms(True)
     torch.manual_seed(recipe.seed)
     model = make_model(vocab.size, SHAPE, recipe.seed)
     model.train()
@@ -247,7 +252,8 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(description="Train the pocket gpt-oss and write its GGUF.")
     parser.add_argument("--out", type=Path, default=pocket_dir() / f"{POCKET_NAME}.gguf")
-    parser.add_argument("--seed", type=int, default=Recipe().seed)
+    parser.add_argument("--seed", type=int, default=Recipe().seed, help="the training seed (weights, batch order)")
+    parser.add_argument("--data-seed", type=int, default=DATA_SEED, help="the training data's seed")
     args = parser.parse_args(argv)
     import torch
 
@@ -255,7 +261,7 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(threads)
     started = time.monotonic()
     encoding = load_encoding()
-    examples = build_examples(encoding, seed=args.seed, workers=threads)
+    examples = build_examples(encoding, seed=args.data_seed, workers=threads)
     recipe = Recipe(seed=args.seed)
     vocab = training_vocab(encoding, examples, written_only=recipe.written_rows)
     print(
@@ -265,7 +271,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     state = train(examples, vocab, recipe, log=lambda line: print(line, flush=True))
     seconds = round(time.monotonic() - started)
-    record = {"recipe": asdict(recipe), "train_seconds": seconds, "threads": torch.get_num_threads()}
+    record = {
+        "data_seed": args.data_seed,
+        "recipe": asdict(recipe),
+        "train_seconds": seconds,
+        "threads": torch.get_num_threads(),
+    }
     failed = export(state, vocab, examples, args.out, record)
     return 0 if not failed else 1
 

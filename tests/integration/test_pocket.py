@@ -264,6 +264,25 @@ def test_training_writes_the_mean_of_the_last_steps_weights(
     importlib.util.find_spec("torch") is None or importlib.util.find_spec("transformers") is None,
     reason="the train extra (torch, transformers) is not installed",
 )
+def test_training_twice_gives_the_same_weights_bit_for_bit(encoding: HarmonyEncoding, sample: list[Example]) -> None:
+    """On several threads too: without PyTorch's deterministic algorithms these runs differ (by about 1e-8 here)."""
+    from harmony_chat.pocket.train import train
+
+    chosen = sample[:40]
+    vocab = training_vocab(encoding, chosen, written_only=True)
+    recipe = Recipe(steps=60, bare_steps=20, warmup=5, budget=60_000, copy_budget=20_000)
+    first = train(chosen, vocab, recipe, log=lambda line: None)
+    second = train(chosen, vocab, recipe, log=lambda line: None)
+    assert first.keys() == second.keys()
+    assert all(first[name].tobytes() == second[name].tobytes() for name in first)
+    third = train(chosen, vocab, replace(recipe, seed=recipe.seed + 1), log=lambda line: None)
+    assert not np.array_equal(third[EMBEDDING], first[EMBEDDING])  # the seed is what picks the weights
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("torch") is None or importlib.util.find_spec("transformers") is None,
+    reason="the train extra (torch, transformers) is not installed",
+)
 @pytest.mark.parametrize("written_only", [False, True])
 def test_a_few_training_steps_run_and_export(
     encoding: HarmonyEncoding, sample: list[Example], ranks: list[bytes], tmp_path: Path, written_only: bool
