@@ -119,6 +119,8 @@ class Renderer:
                     found.append(Example(name, setup.effort, prompt, completion, turn, bare))
                     if summaries and _chance(prompt, completion) < summaries:
                         found.append(self._summary(name, setup.effort, prompt, step.analysis, step.summary, turn))
+                    if number == len(exchange.steps) - 1:
+                        break  # nothing is rendered after the last step: it need not be decoded
                 messages, calls = self._decode(step.completion, tuple(session.function_names))
                 session.add_assistant_turn(messages, TurnRecord(setup.effort, "call" if calls else "return"))
                 if step.reply is not None:
