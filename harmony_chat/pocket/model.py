@@ -93,6 +93,43 @@ def _attend(
     )
 
 
+BLOCKS = {"sliding_attention": 64, "full_attention": 128}
+"""Branch queries attend in blocks of this many, each to the keys it can see (the fastest sizes measured)."""
+
+
+def _attend_branches(
+    attention: Any,
+    query: torch.Tensor,
+    prefix: tuple[torch.Tensor, torch.Tensor],
+    own: tuple[torch.Tensor, torch.Tensor],
+    window: int | None,
+    block: int,
+) -> torch.Tensor:
+    """Every branch's attention over the shared prefix and its own earlier tokens: [B, heads, L, dim].
+
+    ``query`` and ``own`` (keys, values) are [B, heads, L, dim], ``prefix`` (keys, values) [1, kv_heads, P, dim].
+    The queries go in blocks of ``block``, each over only the keys it can see (the last ``window`` on a
+    sliding layer, none after the block): the same result as one attention over every key with those
+    keys masked out, at a third to a half of the cost on this model's chats.
+    """
+    import torch
+
+    rows, length, size = query.shape[0], query.shape[2], prefix[0].shape[2]
+    positions = torch.arange(size + length)
+    outputs = []
+    for start in range(0, length, block):
+        end = min(length, start + block)
+        first = 0 if window is None else max(0, size + start - window + 1)  # the first key any query here sees
+        keys, values = [own[0][:, :, max(0, first - size) : end]], [own[1][:, :, max(0, first - size) : end]]
+        if first < size:
+            keys.insert(0, prefix[0][:, :, first:].expand(rows, -1, -1, -1))
+            values.insert(0, prefix[1][:, :, first:].expand(rows, -1, -1, -1))
+        mask = _mask(positions[size + start : size + end], positions[first : size + end], window)
+        key, value = torch.cat(keys, dim=2), torch.cat(values, dim=2)
+        outputs.append(_attend(attention, query[:, :, start:end], key, value, mask))
+    return torch.cat(outputs, dim=2)
+
+
 def shared_prefix_hidden(model: Any, prefix: torch.Tensor, branches: torch.Tensor) -> torch.Tensor:
     """Final hidden states of ``branches`` ([B, L] ids), each continuing the one ``prefix`` ([P] ids).
 
@@ -108,18 +145,14 @@ def shared_prefix_hidden(model: Any, prefix: torch.Tensor, branches: torch.Tenso
     cos, sin = inner.rotary_emb(inner.embed_tokens.weight, positions[None])
     cos_p, sin_p = cos[:, None, :size], sin[:, None, :size]
     cos_b, sin_b = cos[:, None, size:], sin[:, None, size:]
-    masks = {}
-    for kind, window in (("full_attention", None), ("sliding_attention", config.sliding_window)):
-        masks[kind] = (
-            _mask(positions[:size], positions[:size], window),
-            _mask(positions[size:], positions, window),
-        )
+    windows = {"full_attention": None, "sliding_attention": config.sliding_window}
+    masks = {kind: _mask(positions[:size], positions[:size], window) for kind, window in windows.items()}
     heads, kv_heads, dim = config.num_attention_heads, config.num_key_value_heads, config.head_dim
     hidden_p = inner.embed_tokens(prefix)[None]
     hidden_b = inner.embed_tokens(branches)
     for index, layer in enumerate(inner.layers):
         attention = layer.self_attn
-        mask_p, mask_b = masks[config.layer_types[index]]
+        kind = config.layer_types[index]
         normed_p, normed_b = layer.input_layernorm(hidden_p), layer.input_layernorm(hidden_b)
         query_p = _rotate(attention.q_proj(normed_p).view(1, size, heads, dim).transpose(1, 2), cos_p, sin_p)
         key_p = _rotate(attention.k_proj(normed_p).view(1, size, kv_heads, dim).transpose(1, 2), cos_p, sin_p)
@@ -127,10 +160,8 @@ def shared_prefix_hidden(model: Any, prefix: torch.Tensor, branches: torch.Tenso
         query_b = _rotate(attention.q_proj(normed_b).view(rows, length, heads, dim).transpose(1, 2), cos_b, sin_b)
         key_b = _rotate(attention.k_proj(normed_b).view(rows, length, kv_heads, dim).transpose(1, 2), cos_b, sin_b)
         value_b = attention.v_proj(normed_b).view(rows, length, kv_heads, dim).transpose(1, 2)
-        out_p = _attend(attention, query_p, key_p, value_p, mask_p)
-        key_all = torch.cat([key_p.expand(rows, -1, -1, -1), key_b], dim=2)
-        value_all = torch.cat([value_p.expand(rows, -1, -1, -1), value_b], dim=2)
-        out_b = _attend(attention, query_b, key_all, value_all, mask_b)
+        out_p = _attend(attention, query_p, key_p, value_p, masks[kind])
+        out_b = _attend_branches(attention, query_b, (key_p, value_p), (key_b, value_b), windows[kind], BLOCKS[kind])
         hidden_p = hidden_p + attention.o_proj(out_p.transpose(1, 2).reshape(1, size, heads * dim))
         hidden_b = hidden_b + attention.o_proj(out_b.transpose(1, 2).reshape(rows, length, heads * dim))
         tokens = torch.cat(

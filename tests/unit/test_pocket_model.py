@@ -35,13 +35,17 @@ def _noisy_model(vocab_size: int, shape: GptOssShape) -> object:
 
 @needs_torch
 @pytest.mark.parametrize(("prefix_size", "branch_size"), [(20, 15), (0, 30), (3, 40)])
+@pytest.mark.parametrize("blocks", [None, (3, 7)], ids=["one block", "blocks of 3 and 7"])
 def test_a_shared_prefix_gives_what_transformers_gives_for_each_whole_sequence(
-    prefix_size: int, branch_size: int
+    prefix_size: int, branch_size: int, blocks: tuple[int, int] | None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import torch
 
+    from harmony_chat.pocket import model as pocket_model
     from harmony_chat.pocket.model import shared_prefix_hidden
 
+    if blocks is not None:  # the branch queries attend in several blocks, on the sliding layer across the prefix
+        monkeypatch.setattr(pocket_model, "BLOCKS", {"sliding_attention": blocks[0], "full_attention": blocks[1]})
     torch.manual_seed(0)
     model = _noisy_model(300, SMALL)
     prefix = torch.randint(0, 300, (prefix_size,))
