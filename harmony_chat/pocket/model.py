@@ -110,7 +110,7 @@ def _attend_branches(
     ``query`` and ``own`` (keys, values) are [B, heads, L, dim], ``prefix`` (keys, values) [1, kv_heads, P, dim].
     The queries go in blocks of ``block``, each over only the keys it can see (the last ``window`` on a
     sliding layer, none after the block): the same result as one attention over every key with those
-    keys masked out, at a third to a half of the cost on this model's chats.
+    keys masked out, and a chat step of the recipe 10-15 % faster.
     """
     import torch
 
