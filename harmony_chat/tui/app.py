@@ -8,7 +8,9 @@ import signal
 import sys
 from pathlib import Path
 
+from rich.console import RenderableType
 from textual.app import App, InvalidThemeError
+from textual.driver import Driver
 from textual.notifications import SeverityLevel
 from textual.screen import Screen
 
@@ -68,6 +70,8 @@ class HarmonyChatApp(App[None]):
         """A conversation to continue once the model is ready (``"pick"``: ask which)."""
         self.options = options
         """What the chat runs with (the model switch changes its model source)."""
+        self.exiting = False
+        """Set once the app is exiting: turns still streaming are recorded, no longer drawn."""
         self.shutting_down = False
         """Set once the chat is being released (tools that start late are closed at once)."""
         self.backend_factory: BackendFactory = backend_factory or create_backend
@@ -224,6 +228,20 @@ class HarmonyChatApp(App[None]):
     def get_default_screen(self) -> Screen[None]:
         """A blank base screen; the chat screen is pushed on mount."""
         return Screen()
+
+    def get_driver_class(self) -> type[Driver]:
+        """Textual's driver; on POSIX one whose output survives the terminal going away (``terminal_driver.py``)."""
+        driver = super().get_driver_class()
+        if driver.__module__ != "textual.drivers.linux_driver":  # Windows, or a driver named in TEXTUAL_DRIVER
+            return driver
+        from harmony_chat.tui.terminal_driver import TerminalDriver
+
+        return TerminalDriver
+
+    def exit(self, result: None = None, return_code: int = 0, message: RenderableType | None = None) -> None:
+        """Exit the app (quit, a hang-up, the terminal gone): nothing more is drawn from here on."""
+        self.exiting = True
+        super().exit(result, return_code, message)
 
     def release(self) -> None:
         """Stop the tools and close the model (blocks a few seconds at most; after the app has exited)."""

@@ -1,4 +1,4 @@
-"""Quit when the terminal goes away, as after a hang-up, instead of spinning unseen.
+"""Quit when the terminal goes away, as after a hang-up, instead of spinning unseen or hanging.
 
 A terminal that closes sends SIGHUP to the processes it controls; Python's default for it ends the
 app at once, skipping the shutdown that stops generation and records the partial answer. And an app
@@ -6,6 +6,9 @@ whose terminal is not its controlling one (started by a tool in a new session, a
 died, a pseudo-terminal whose other end was closed) gets no signal at all: Textual's input thread
 then reads end-of-file in a loop at 100 % of a core, forever. The app checks its terminal every
 second with :func:`hung_up` and turns SIGHUP into a normal quit.
+
+Until that check sees it, the app keeps drawing into the gone terminal: ``terminal_driver.py``
+keeps those writes from ending or hanging the app.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from textual import work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, VerticalScroll
-from textual.widget import Widget
+from textual.widget import MountError, Widget
 
 from harmony_chat.chat.events import ChatEvent, Notice, ReasoningSummary, ToolFinished
 from harmony_chat.collector import release, settle
@@ -233,9 +233,17 @@ class ChatScreen(ModelLoader, ConversationEdits, ToolControl, ReasoningView):
                 self.turn_context = None
 
     async def on_turn_events(self, message: TurnEvents) -> None:
-        """Render a batch of events of the current turn, then let the worker send the next one."""
+        """Render a batch of events of the current turn, then let the worker send the next one.
+
+        Once the app is exiting nothing more is drawn (the worker still records the turn): the
+        screen's widgets are being removed, and drawing into them failed.
+        """
         try:
-            await self._render_events(message)
+            if not self.chat_app.exiting:
+                await self._render_events(message)
+        except MountError:
+            if not self.chat_app.exiting:  # the app began exiting while this batch was drawn
+                raise
         finally:
             message.handled.set()
 

@@ -1,0 +1,62 @@
+"""Textual's POSIX driver, with an output that survives the terminal going away.
+
+Between the moment a terminal goes away and the app's check that sees it (``hangup.py``), the app
+keeps drawing, and each write fails (``EIO``). Textual's writer thread dies on the first one, and
+the shutdown that follows waits forever for room in its queue: the app hangs instead of quitting.
+Here writes to a gone terminal are dropped instead. POSIX only (the driver needs ``termios``).
+"""
+
+from __future__ import annotations
+
+from io import TextIOWrapper
+from typing import TYPE_CHECKING, Any, TextIO, cast
+
+from textual.drivers.linux_driver import LinuxDriver
+
+if TYPE_CHECKING:
+    from textual.app import App
+
+
+class TerminalOutput:
+    """The terminal as the app writes to it: once a write fails (the terminal has gone), writes go nowhere."""
+
+    def __init__(self, file: TextIO) -> None:
+        self.file = file
+        self.gone = False
+        """Set by the first write or flush that failed."""
+
+    def write(self, text: str) -> int:
+        """Write ``text``, or drop it when the terminal has gone."""
+        if not self.gone:
+            try:
+                self.file.write(text)
+            except OSError:
+                self.gone = True
+        return len(text)
+
+    def flush(self) -> None:
+        """Flush, unless the terminal has gone."""
+        if not self.gone:
+            try:
+                self.file.flush()
+            except OSError:
+                self.gone = True
+
+    def fileno(self) -> int:
+        """The terminal's descriptor."""
+        return self.file.fileno()
+
+    def isatty(self) -> bool:
+        """Whether it is (still) a terminal."""
+        return not self.gone and self.file.isatty()
+
+
+class TerminalDriver(LinuxDriver):
+    """Textual's POSIX driver writing through :class:`TerminalOutput` (Textual is pinned: ``_file`` is its output)."""
+
+    def __init__(
+        self, app: App[Any], *, debug: bool = False, mouse: bool = True, size: tuple[int, int] | None = None
+    ) -> None:
+        super().__init__(app, debug=debug, mouse=mouse, size=size)
+        if self._file is not None:  # the writer thread only writes, flushes and asks fileno and isatty
+            self._file = cast(TextIOWrapper, TerminalOutput(self._file))
