@@ -19,6 +19,12 @@ class SamplingParams:
     max_tokens: int = 4096
     json_schema: Mapping[str, object] | None = None
     """Constrain the generated text to JSON of this schema (backends with ``supports_json_schema``)."""
+    harmony_structure: bool = True
+    """Sample special tokens only where harmony allows them (:mod:`harmony_chat.harmony.structure`).
+
+    Honoured by backends with ``guards_structure`` (llama.cpp in process); False lets a test or a
+    measurement see what the model writes unguided.
+    """
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +104,8 @@ class ModelBackend(ABC):
     """Short name of the backend kind."""
     supports_json_schema: bool = False
     """Whether ``generate`` honours ``SamplingParams.json_schema`` (grammar-constrained tool arguments)."""
+    guards_structure: bool = False
+    """Whether ``generate`` honours ``SamplingParams.harmony_structure``."""
 
     def __init__(self) -> None:
         self.last_stats = GenerationStats()

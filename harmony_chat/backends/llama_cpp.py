@@ -13,13 +13,17 @@ import time
 from collections import deque
 from collections.abc import Callable, Collection, Generator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from harmony_chat.backends.base import GenerationStats, ModelBackend, ModelInfo, SamplingParams
 from harmony_chat.errors import ModelError
 from harmony_chat.gguf.inspect import check_gguf_file
+from harmony_chat.harmony.structure import StructureGuard
+
+if TYPE_CHECKING:
+    from openai_harmony import HarmonyEncoding
 
 GPT_OSS_ARCHITECTURE = "gpt-oss"
 FIRST_SPECIAL_ID = 199998
@@ -94,6 +98,32 @@ class JsonSpecialGuard:
         return scores
 
 
+class StructureMask:
+    """Masks the special tokens harmony does not allow next (a :class:`StructureGuard` as a logits processor)."""
+
+    def __init__(self, guard: StructureGuard, prompt_length: int) -> None:
+        self.guard = guard
+        self.seen = prompt_length
+        self._kept: dict[frozenset[int], Any] = {}
+
+    def __call__(self, input_ids: Any, scores: Any) -> Any:
+        """Follow the tokens generated since the last call, then mask what may not come next."""
+        for token in input_ids[self.seen :]:
+            self.guard.advance(int(token))
+        self.seen = len(input_ids)
+        allowed = self.guard.allowed()
+        kept = self._kept.get(allowed.specials)
+        if kept is None:
+            kept = self._kept[allowed.specials] = np.array(sorted(allowed.specials), dtype=np.intp)
+        values = scores[kept]
+        if allowed.text:
+            scores[FIRST_SPECIAL_ID:] = -np.inf
+        else:
+            scores[:] = -np.inf
+        scores[kept] = values
+        return scores
+
+
 class LlamaCppBackend(ModelBackend):
     """Runs a gpt-oss GGUF with llama-cpp-python.
 
@@ -109,6 +139,7 @@ class LlamaCppBackend(ModelBackend):
 
     name = "llama.cpp"
     supports_json_schema = True
+    guards_structure = True
 
     def __init__(
         self,
@@ -132,6 +163,7 @@ class LlamaCppBackend(ModelBackend):
         self._lock = threading.Lock()
         """llama.cpp's context serves one call at a time (a prefill and a turn never overlap)."""
         self._grammars: dict[str, Any] = {}
+        self._encoding: HarmonyEncoding | None = None
 
     @property
     def info(self) -> ModelInfo:
@@ -188,7 +220,8 @@ class LlamaCppBackend(ModelBackend):
         from harmony_chat.harmony.vocab import load_encoding
 
         specials = self._llm.detokenize(SPECIAL_CHECK_IDS, special=True)
-        expected = load_encoding(self.model_path).encode(TOKENIZER_SAMPLE)
+        self._encoding = load_encoding(self.model_path)
+        expected = self._encoding.encode(TOKENIZER_SAMPLE)
         actual = self._llm.tokenize(TOKENIZER_SAMPLE.encode(), add_bos=False, special=False)
         if specials != SPECIAL_CHECK_TEXT or list(actual) != list(expected):
             self.close()
@@ -224,6 +257,8 @@ class LlamaCppBackend(ModelBackend):
         stats = self.last_stats = GenerationStats(prompt_tokens=len(prompt))
         llm.evaluated = 0
         processors = [self.logits_processor] if self.logits_processor is not None else []
+        if sampling.harmony_structure and self._encoding is not None:
+            processors.append(StructureMask(StructureGuard(self._encoding, prompt), len(prompt)))
         if sampling.json_schema is not None:
             processors.append(JsonSpecialGuard(llm, len(prompt)))
         stream = llm.generate(

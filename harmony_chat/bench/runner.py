@@ -60,6 +60,8 @@ class BenchReport:
             "bare_decode_tokens_per_s": round(self.decode.bare_tokens_per_s, 2),
             "pipeline_decode_tokens_per_s": round(self.decode.pipeline_tokens_per_s, 2),
             "pipeline_ratio": round(self.decode.ratio, 4),
+            "unguided_decode_tokens_per_s": round(self.decode.unguided_tokens_per_s, 2),
+            "structure_guard_us_per_token": round(self.decode.guard_microseconds_per_token, 1),
             "chat_tokens_per_turn": self.settings.chat_tokens,
             "chat_turns": [_turn(figure) for figure in self.chat],
             "template_chat_turns": [_turn(figure) for figure in self.template_chat] if self.template_chat else None,
@@ -122,6 +124,11 @@ def print_report(report: BenchReport, out: IO[str], as_json: bool) -> None:
     )
     table.add_row("pipeline / bare", f"{data['pipeline_ratio']:.1%}", "target >= 95%")
     table.add_row("decoder cost", f"{data['decoder_us_per_token']} µs/token", "target < 20 µs")
+    table.add_row(
+        "special tokens under harmony's grammar",
+        f"{data['structure_guard_us_per_token']:+} µs/token",
+        f"pipeline without it: {data['unguided_decode_tokens_per_s']} tok/s",
+    )
     table.add_row(
         "tool arguments under the JSON grammar",
         f"+{data['grammar_extra_ms_per_token']} ms/token",

@@ -37,8 +37,12 @@ def test_bench_reports_every_figure(capsys: pytest.CaptureFixture[str], tiny_ggu
         "pipeline_decode_tokens_per_s",
         "decoder_us_per_token",
         "pipeline_ratio",
+        "unguided_decode_tokens_per_s",
     ):
         assert report[key] > 0, key
+    guided, unguided = report["pipeline_decode_tokens_per_s"], report["unguided_decode_tokens_per_s"]
+    rounding = 0.05 + 1e4 / min(guided, unguided) ** 2  # both speeds are rounded to 0.01 tok/s
+    assert report["structure_guard_us_per_token"] == pytest.approx(1e6 / guided - 1e6 / unguided, abs=rounding)
     assert report["decoder_tokens"] > 10000 and report["prompt_tokens"] > 50
     assert 0.2 < report["pipeline_ratio"] < 5
     ours, theirs = report["chat_turns"], report["template_chat_turns"]
@@ -61,6 +65,7 @@ def test_bench_table(capsys: pytest.CaptureFixture[str], tiny_gguf: Path) -> Non
     assert main(["bench", "--model", str(tiny_gguf), "--tokens", "8", "--runs", "1", "--ctx", "1024"]) == 0
     out = capsys.readouterr().out
     assert "pipeline / bare" in out and "µs/token" in out and "five-turn chat" in out and "JSON grammar" in out
+    assert "harmony's grammar" in out
 
 
 def test_bench_needs_a_real_model(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -87,7 +88,7 @@ def test_every_stop_token_ends_generation(
     forced = _force(backend, encoding, text + "<|start|>assistant<|channel|>final<|message|>never")
     session = ChatSession(encoding)
     session.add_user("Go")
-    events = _run(session, backend, sampling=GREEDY)
+    events = _run(session, backend, sampling=replace(GREEDY, harmony_structure=False))  # <|endoftext|> is never guided
     stats = events[-1]
     assert isinstance(stats, TurnStats) and stats.reason is reason
     assert stats.stats.generated_tokens == len(ids(encoding, text)) < len(forced)

@@ -1,0 +1,129 @@
+"""Harmony's grammar at the token level: which special tokens may come next in an assistant completion.
+
+An assistant completion is one or more messages, each a header (``assistant``, ``<|channel|>`` and
+its name, maybe ``to=…`` and ``<|constrain|>…``) then ``<|message|>``, content and one stop token:
+``<|call|>`` when the header addresses a tool, ``<|return|>`` or ``<|end|>`` on ``final``, ``<|end|>``
+otherwise; after ``<|end|>`` the next message opens with ``<|start|>``. :class:`StructureGuard`
+follows a completion token by token and says what may come next, so a backend that can mask
+logits (llama.cpp in process) never samples a special token out of place. That rules out by
+construction every repair of the decoder that a misplaced special token causes (a stray token in
+content, a header cut by another header, a missing ``<|start|>`` or ``<|message|>``, a header past
+:data:`~harmony_chat.harmony.decoder.MAX_HEADER_TOKENS`, a call token on a message to no tool).
+Words are never constrained: a misspelled channel name or recipient is still repaired by the
+decoder and reported.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import Enum
+
+from openai_harmony import HarmonyEncoding
+
+from harmony_chat.harmony import tokens as tk
+from harmony_chat.harmony.decoder import MAX_HEADER_TOKENS
+from harmony_chat.harmony.header import is_tool_recipient, read_header
+
+
+class Place(Enum):
+    """Where in a message the completion is."""
+
+    HEADER = "header"
+    CONTENT = "content"
+    BETWEEN = "between"
+    """After ``<|end|>``: only ``<|start|>`` may follow."""
+
+
+@dataclass(frozen=True, slots=True)
+class Allowed:
+    """What may come next: these special token ids, and ordinary text or not."""
+
+    specials: frozenset[int]
+    text: bool
+
+
+class StructureGuard:
+    """Follows one assistant completion and tells which tokens keep it well-formed harmony.
+
+    Args:
+        encoding: the harmony encoding (to read a header's recipient).
+        context: the prompt's token ids; the guard starts from its last ``<|start|>`` (a prompt
+            that ends with ``<|start|>assistant`` starts it in a header; one that already holds
+            part of the completion, as after a grammar restart, starts it where that part ends).
+        max_header_tokens: the longest header the decoder reads without salvaging it.
+    """
+
+    def __init__(
+        self, encoding: HarmonyEncoding, context: Sequence[int], *, max_header_tokens: int = MAX_HEADER_TOKENS
+    ) -> None:
+        self._encoding = encoding
+        self._max_header = max_header_tokens
+        self.place = Place.HEADER
+        self._header: list[int] = []
+        self._channel_at: int | None = None
+        """Where in the header ``<|channel|>`` stands (None: not yet)."""
+        self._constrained = False
+        self._stops: frozenset[int] = frozenset()
+        """The tokens that may end the message being generated."""
+        start = max((index for index, token in enumerate(context) if token == tk.START), default=-1)
+        for token in context[start + 1 :]:
+            self.advance(token)
+
+    def advance(self, token: int) -> None:
+        """Take one token of the completion (the guard follows whatever came, allowed or not)."""
+        if self.place is Place.BETWEEN:
+            if token == tk.START:
+                self._open_header()
+        elif self.place is Place.CONTENT:
+            if token == tk.START:
+                self._open_header()
+            elif token in tk.MESSAGE_STOPS:
+                self.place = Place.BETWEEN
+        elif token == tk.MESSAGE:
+            self._open_content()
+        elif token == tk.START:
+            self._open_header()
+        elif token in tk.MESSAGE_STOPS:
+            self.place = Place.BETWEEN
+        else:
+            if token == tk.CHANNEL and self._channel_at is None:
+                self._channel_at = len(self._header)
+            self._constrained = self._constrained or token == tk.CONSTRAIN
+            self._header.append(token)
+
+    def allowed(self) -> Allowed:
+        """The special tokens that may come next, and whether ordinary text may."""
+        if self.place is Place.BETWEEN:
+            return Allowed(frozenset({tk.START}), text=False)
+        if self.place is Place.CONTENT:
+            return Allowed(self._stops, text=True)
+        room = self._max_header - len(self._header)
+        named = self._channel_at is not None and len(self._header) > self._channel_at + 1
+        needed = 0 if named else 1 if self._channel_at is not None else 2
+        """Header tokens still needed before ``<|message|>``: the channel token and its name."""
+        specials: set[int] = set()
+        if named:
+            specials.add(tk.MESSAGE)
+        if self._channel_at is None and room >= 2:
+            specials.add(tk.CHANNEL)
+        if not self._constrained and (named or self._channel_at is None) and room >= 1 + needed:
+            specials.add(tk.CONSTRAIN)  # never between the channel token and its name
+        text = room >= 1 + (0 if self._channel_at is not None else needed)
+        return Allowed(frozenset(specials), text)
+
+    def _open_header(self) -> None:
+        self.place = Place.HEADER
+        self._header = []
+        self._channel_at = None
+        self._constrained = False
+
+    def _open_content(self) -> None:
+        header = read_header(str(self._encoding.decode(self._header)), closed=True)
+        if is_tool_recipient(header.recipient):
+            self._stops = frozenset({tk.CALL})
+        elif header.channel == "final":
+            self._stops = frozenset({tk.END, tk.RETURN})
+        else:
+            self._stops = frozenset({tk.END})
+        self.place = Place.CONTENT
