@@ -1,11 +1,10 @@
 """Decode speed of a bare ``Llama.generate`` loop against harmony-chat's full pipeline.
 
 Both run on the same loaded model, the same prompt and the same seeded sampler, so they produce
-the same tokens (unless the pipeline's structure guard masks a special token the bare loop
-samples); runs alternate so that machine noise hits both alike. The pipeline is what ``ask`` runs:
-backend, decoder, events, and the printer writing the answer out, with special tokens sampled
-under harmony's grammar (:mod:`harmony_chat.harmony.structure`); the same pipeline without that
-guard is timed too, for its cost.
+the same tokens (unless the bare loop samples a special token where harmony allows none: the
+pipeline samples under harmony's grammar); runs alternate so that machine noise hits both alike.
+The pipeline is what ``ask`` runs: backend, structure guard, decoder, events, and the printer
+writing the answer out.
 """
 
 from __future__ import annotations
@@ -13,7 +12,7 @@ from __future__ import annotations
 import io
 import statistics
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from harmony_chat.backends.base import SamplingParams
@@ -34,20 +33,11 @@ class DecodeComparison:
     pipeline_tokens_per_s: float
     prompt_tokens: int
     prompt_tokens_per_s: float
-    unguided_tokens_per_s: float = 0.0
-    """The pipeline with special tokens sampled freely (``SamplingParams.harmony_structure`` off)."""
 
     @property
     def ratio(self) -> float:
         """Pipeline speed as a fraction of the bare loop's."""
         return self.pipeline_tokens_per_s / self.bare_tokens_per_s if self.bare_tokens_per_s else 0.0
-
-    @property
-    def guard_microseconds_per_token(self) -> float:
-        """What the structure guard adds to each token (the guided pipeline against the unguided one)."""
-        if not self.pipeline_tokens_per_s or not self.unguided_tokens_per_s:
-            return 0.0
-        return 1e6 / self.pipeline_tokens_per_s - 1e6 / self.unguided_tokens_per_s
 
 
 def _bare_decode(llm: Any, prompt: list[int], sampling: SamplingParams) -> tuple[float, float]:
@@ -95,7 +85,6 @@ def compare_decode(backend: LlamaCppBackend, tokens: int = 256, runs: int = 3, s
     sampling = SamplingParams(temperature=1.0, seed=seed, max_tokens=tokens)
     bare: list[float] = []
     pipeline: list[float] = []
-    unguided: list[float] = []
     prompt_speeds: list[float] = []
     _bare_decode(backend.llama, prompt, sampling)  # warm-up
     for _ in range(runs):
@@ -103,7 +92,6 @@ def compare_decode(backend: LlamaCppBackend, tokens: int = 256, runs: int = 3, s
         bare.append(speed)
         prompt_speeds.append(prompt_speed)
         pipeline.append(_pipeline_decode(backend, session, sampling))
-        unguided.append(_pipeline_decode(backend, session, replace(sampling, harmony_structure=False)))
     return DecodeComparison(
         tokens,
         runs,
@@ -111,7 +99,6 @@ def compare_decode(backend: LlamaCppBackend, tokens: int = 256, runs: int = 3, s
         statistics.median(pipeline),
         len(prompt),
         statistics.median(prompt_speeds),
-        statistics.median(unguided),
     )
 
 

@@ -37,12 +37,9 @@ def test_bench_reports_every_figure(capsys: pytest.CaptureFixture[str], tiny_ggu
         "pipeline_decode_tokens_per_s",
         "decoder_us_per_token",
         "pipeline_ratio",
-        "unguided_decode_tokens_per_s",
+        "structure_guard_us_per_token",
     ):
         assert report[key] > 0, key
-    guided, unguided = report["pipeline_decode_tokens_per_s"], report["unguided_decode_tokens_per_s"]
-    rounding = 0.05 + 1e4 / min(guided, unguided) ** 2  # both speeds are rounded to 0.01 tok/s
-    assert report["structure_guard_us_per_token"] == pytest.approx(1e6 / guided - 1e6 / unguided, abs=rounding)
     assert report["decoder_tokens"] > 10000 and report["prompt_tokens"] > 50
     assert 0.2 < report["pipeline_ratio"] < 5
     ours, theirs = report["chat_turns"], report["template_chat_turns"]
