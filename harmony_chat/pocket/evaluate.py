@@ -10,8 +10,10 @@ demo setup (the demo weather MCP server and the python tool, every call approved
 - trained questions at turns 1 to 6 of chats, each chat after a new chat in the same process;
 - malformed outputs: turns in which the decoder had to repair anything.
 
-Every prompt comes from ``heldout.json`` (never trained on) or from the known questions. With
-``--record`` the rates go into the manifest next to the model.
+Every prompt comes from ``heldout.json`` (never trained on) or from the known questions. Special
+tokens are sampled under harmony's grammar as in the app (:mod:`harmony_chat.harmony.structure`);
+``--unguided`` measures the model without it. With ``--record`` the rates go into the manifest next
+to the model.
 """
 
 from __future__ import annotations
@@ -77,7 +79,7 @@ class Rate:
 class PocketChat:
     """A pocket model in the app's demo setup, driven through the conversation core."""
 
-    def __init__(self, model: Path, *, temperature: float, seed: int, tools: bool = True) -> None:
+    def __init__(self, model: Path, *, temperature: float, seed: int, tools: bool = True, guided: bool = True) -> None:
         self.options = ChatOptions(
             model=model,
             start_date=POCKET_DATE,
@@ -98,6 +100,7 @@ class PocketChat:
                 wait(60.0)
         runner = tool_runner(self.options, self.providers, None) if tools else None
         self.conversation = create_conversation(self.options, self.loaded, tools=runner, raw_tokens=False)
+        self.conversation.sampling = replace(self.conversation.sampling, harmony_structure=guided)
         self._chats = 0
 
     def new_chat(self) -> None:
@@ -194,15 +197,20 @@ def trained_rate(chat: PocketChat, chats: int, seed: int) -> tuple[Rate, list[Ra
     return overall, by_turn
 
 
-def evaluate(model: Path, *, temperature: float, seed: int, sample: int | None, chats: int) -> list[Rate]:
-    """Every rate of the module docstring, on ``sample`` prompts of each held-out set (all if None)."""
+def evaluate(
+    model: Path, *, temperature: float, seed: int, sample: int | None, chats: int, guided: bool = True
+) -> list[Rate]:
+    """Every rate of the module docstring, on ``sample`` prompts of each held-out set (all if None).
+
+    ``guided``: special tokens sampled under harmony's grammar, as the app does (False: the model alone).
+    """
     prompts = held_out_prompts()
     pick = random.Random(seed)
 
     def some(items: Sequence[str]) -> list[str]:
         return list(items) if sample is None or sample >= len(items) else pick.sample(list(items), sample)
 
-    chat = PocketChat(model, temperature=temperature, seed=seed)
+    chat = PocketChat(model, temperature=temperature, seed=seed, guided=guided)
     try:
         rates = [
             unknown_rate(chat, some(prompts["out_of_scope"]), "held-out out of scope"),
@@ -225,10 +233,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--sample", type=int, default=None, help="prompts per held-out set (default: all)")
     parser.add_argument("--chats", type=int, default=40, help="six-turn chats of known questions")
+    parser.add_argument("--unguided", action="store_true", help="sample special tokens without harmony's grammar")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--record", action="store_true", help="write the rates into the model's manifest")
     args = parser.parse_args(argv)
-    rates = evaluate(args.model, temperature=args.temperature, seed=args.seed, sample=args.sample, chats=args.chats)
+    rates = evaluate(
+        args.model,
+        temperature=args.temperature,
+        seed=args.seed,
+        sample=args.sample,
+        chats=args.chats,
+        guided=not args.unguided,
+    )
     summary = {rate.name: {"passed": rate.passed, "total": rate.total, "malformed": rate.malformed} for rate in rates}
     if args.json:
         print(json.dumps(summary))
@@ -241,7 +257,7 @@ def main(argv: list[str] | None = None) -> int:
         manifest_path = args.model.with_suffix(".json")
         manifest = json.loads(manifest_path.read_text(encoding="utf-8")) if manifest_path.is_file() else {}
         measured = manifest.setdefault("measured", {})
-        measured[f"temperature {args.temperature:g}"] = summary
+        measured[f"temperature {args.temperature:g}" + (", unguided" if args.unguided else "")] = summary
         manifest_path.write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return 0
 

@@ -58,7 +58,8 @@ class Recipe:
 
     It rises from 1.0 over the second half of the run (early on, logits that large are not learned yet).
     """
-    seed: int = 1234
+    seed: int = 13
+    """The weights' and the batches' seed (the data's is ``--data-seed``): 13 trained the shipped build (README)."""
     average_steps: int = 250
     """The model written is the mean of the weights after each of the last this many steps (0: the last weights).
 

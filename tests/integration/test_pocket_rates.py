@@ -5,9 +5,9 @@ question asked at turns 1 to 6 of a chat, each chat after a new chat in the same
 runs as users meet it: llama.cpp, the app's conversation core, the real python tool and the demo
 weather MCP server, every call approved. Sampling at temperature 1.0 uses fixed seeds.
 
-Where the shipped model misses one of issue 15's targets, the target is a strict expected failure
-(it turns red once a model meets it, so the mark goes with the gap) and the tests beside it check
-what does hold.
+Special tokens are sampled under harmony's grammar, as in the app. Where the shipped model misses
+a target (the held-out cities, our own), the target is a strict expected failure: it turns red
+once a model meets it, so the mark goes with the gap.
 """
 
 from __future__ import annotations
@@ -80,13 +80,17 @@ def test_held_out_arithmetic_runs_python_and_quotes_its_output(greedy: PocketCha
     assert at_least(rate, 0.9), explain([rate])
 
 
-@pytest.mark.xfail(strict=True, reason="issue 15: 0/45 held-out cities (a name it never saw is not copied)")
+@pytest.mark.xfail(
+    strict=True, reason="our target beyond issue 15: 0/45 held-out cities (a name it never saw is not copied)"
+)
 def test_held_out_cities_call_the_weather_tool(greedy: PocketChat) -> None:
     right, _ = weather_rate(greedy, some("weather_questions", 5), held_out_prompts()["weather_cities"])
     assert at_least(right, 0.9), explain([right])
 
 
-@pytest.mark.xfail(strict=True, reason="issue 15: 23 of 45 held-out cities get another city's weather, no fallback")
+@pytest.mark.xfail(
+    strict=True, reason="our target beyond issue 15: 22 of 45 held-out cities get another city's weather"
+)
 def test_held_out_cities_never_get_another_citys_weather(greedy: PocketChat) -> None:
     _, honest = weather_rate(greedy, some("weather_questions", 8), held_out_prompts()["weather_cities"])
     assert at_least(honest, 1.0), explain([honest])
@@ -104,56 +108,43 @@ def test_known_questions_at_any_turn_sampled_at_temperature_1(sampled: PocketCha
     assert unknown.malformed == 0, explain([unknown])
 
 
-def test_the_manifest_records_the_full_measurement() -> None:
+GUIDED = ("temperature 0", "temperature 1")
+"""The manifest's measurements as the app samples (``, unguided`` ones measure the model alone)."""
+
+
+def _measured() -> dict[str, dict[str, dict[str, int]]]:
     measured = pocket_manifest()["measured"]
     assert isinstance(measured, dict)
-    for temperature in ("temperature 0", "temperature 1"):
-        rates = measured[temperature]
+    return {temperature: measured[temperature] for temperature in GUIDED}
+
+
+def test_the_manifest_records_the_full_measurement() -> None:
+    for temperature, rates in _measured().items():
         assert rates["held-out out of scope"]["total"] == len(held_out_prompts()["out_of_scope"])
         assert rates["held-out arithmetic"]["total"] == len(held_out_prompts()["arithmetic"])
         assert rates["trained questions, turns 1-6"]["total"] == 240
         assert rates["trained questions, turns 1-6"]["malformed"] == 0, temperature
 
 
-def test_nothing_measured_greedy_was_malformed() -> None:
-    measured = pocket_manifest()["measured"]
-    assert isinstance(measured, dict)
-    assert all(rate["malformed"] == 0 for rate in measured["temperature 0"].values())
-
-
-@pytest.mark.xfail(strict=True, reason="issue 15: 1 held-out out-of-scope prompt gets a malformed python call at 1.0")
 def test_nothing_measured_was_malformed() -> None:
-    measured = pocket_manifest()["measured"]
-    assert isinstance(measured, dict)
-    assert all(rate["malformed"] == 0 for rates in measured.values() for rate in rates.values())
+    assert all(rate["malformed"] == 0 for rates in _measured().values() for rate in rates.values())
 
 
 def test_the_full_measurement_got_every_known_question_right_greedy() -> None:
-    measured = pocket_manifest()["measured"]
-    assert isinstance(measured, dict)
-    rate = measured["temperature 0"]["trained questions, turns 1-6"]
+    rate = _measured()["temperature 0"]["trained questions, turns 1-6"]
     assert rate["passed"] == rate["total"] == 240
 
 
-def test_the_full_measurement_meets_the_arithmetic_target_and_stays_near_the_out_of_scope_one() -> None:
-    measured = pocket_manifest()["measured"]
-    assert isinstance(measured, dict)
-    for rates in measured.values():
-        assert rates["held-out arithmetic"]["passed"] >= math.ceil(0.9 * rates["held-out arithmetic"]["total"])
-        assert rates["held-out out of scope"]["passed"] >= math.ceil(0.94 * rates["held-out out of scope"]["total"])
-
-
-@pytest.mark.xfail(strict=True, reason="issue 15: 280 of 295 held-out out-of-scope prompts (94.9 %, target 95 %)")
 def test_the_full_measurement_meets_the_held_out_targets() -> None:
-    measured = pocket_manifest()["measured"]
-    assert isinstance(measured, dict)
-    for rates in measured.values():
-        for name, share in (("held-out out of scope", 0.95), ("held-out arithmetic", 0.9)):
+    for rates in _measured().values():
+        for name, share in (
+            ("held-out out of scope", 0.95),
+            ("held-out greetings", 0.95),
+            ("held-out arithmetic", 0.9),
+        ):
             assert rates[name]["passed"] >= math.ceil(share * rates[name]["total"]), name
 
 
 def test_the_full_measurement_got_known_questions_right_sampled() -> None:
-    measured = pocket_manifest()["measured"]
-    assert isinstance(measured, dict)
-    rate = measured["temperature 1"]["trained questions, turns 1-6"]
+    rate = _measured()["temperature 1"]["trained questions, turns 1-6"]
     assert rate["passed"] >= math.ceil(0.99 * rate["total"])
