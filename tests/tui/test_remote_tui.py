@@ -207,8 +207,10 @@ async def test_killed_server_gives_one_notice_and_keeps_the_partial_answer(serve
             server.start()  # the same port answers again: the conversation goes on, the partial answer in it
             conversation.sampling = SamplingParams(temperature=0.0, max_tokens=200)
             await send(pilot, FACTS[5][0])
-            after = last_turn(app)  # the engine answers again (what the pocket model makes of the noise varies)
-            assert after.stop_reason in (StopReason.RETURN, StopReason.FINAL) and app.chat.status.state == "idle"
+            after = last_turn(app)  # the engine answers again (what the pocket model makes of the noise varies:
+            # after it, this build calls its weather tool, which this app does not offer, so nothing runs)
+            ended = (StopReason.RETURN, StopReason.FINAL, StopReason.CALL)
+            assert after.stop_reason in ended and app.chat.status.state == "idle"
             assert after.analysis_tokens + after.answer_tokens > 0
             if kept.channel == "final":  # a kept answer is in the next prompt (reasoning before it is dropped)
                 assert partial[:40] in app.chat.inspector.prompt_text
