@@ -8,7 +8,8 @@ demo setup (the demo weather MCP server and the python tool, every call approved
 - held-out cities: a ``get_weather`` call for the city and an answer quoting the tool (and how many got
   that or the honest fallback, never another city's weather);
 - trained questions at turns 1 to 6 of chats, each chat after a new chat in the same process;
-- malformed outputs: turns in which the decoder had to repair anything.
+- malformed outputs: turns in which the decoder had to repair anything;
+- garbled misses: failed turns holding anything it was not trained to write (``garbled.py``).
 
 Every prompt comes from ``heldout.json`` (never trained on) or from the known questions. Special
 tokens are sampled under harmony's grammar as in the app (:mod:`harmony_chat.harmony.structure`);
@@ -32,6 +33,7 @@ from harmony_chat.chat.options import ChatOptions
 from harmony_chat.harmony.events import Recovery
 from harmony_chat.pocket import POCKET_DATE, pocket_model_path
 from harmony_chat.pocket.arithmetic import parse_question
+from harmony_chat.pocket.garbled import is_garbled
 from harmony_chat.pocket.heldout import held_out_prompts
 from harmony_chat.pocket.texts import fallback
 from harmony_chat.pocket.trained import trained_chats
@@ -56,6 +58,8 @@ class Rate:
     passed: int = 0
     total: int = 0
     malformed: int = 0
+    garbled: int = 0
+    """Turns holding anything the model was not trained to write (:mod:`~harmony_chat.pocket.garbled`)."""
     failures: list[str] = field(default_factory=list)
 
     def add(self, ok: bool, turn: Turn, what: str) -> None:
@@ -63,8 +67,10 @@ class Rate:
         self.total += 1
         self.passed += ok
         self.malformed += turn.repairs > 0
+        garbled = not ok and is_garbled(turn.answer, turn.calls, turn.results)
+        self.garbled += garbled
         if not ok and len(self.failures) < 8:
-            self.failures.append(f"{what!r} -> {turn.calls} {turn.answer!r}"[:300])
+            self.failures.append(f"{'[garbled] ' if garbled else ''}{what!r} -> {turn.calls} {turn.answer!r}"[:300])
 
     @property
     def rate(self) -> float:
@@ -73,7 +79,10 @@ class Rate:
 
     def line(self) -> str:
         """``name: passed/total (percent), malformed``."""
-        return f"{self.name}: {self.passed}/{self.total} ({100 * self.rate:.1f} %), malformed {self.malformed}"
+        return (
+            f"{self.name}: {self.passed}/{self.total} ({100 * self.rate:.1f} %), "
+            f"malformed {self.malformed}, garbled {self.garbled}"
+        )
 
 
 class PocketChat:
@@ -245,7 +254,10 @@ def main(argv: list[str] | None = None) -> int:
         chats=args.chats,
         guided=not args.unguided,
     )
-    summary = {rate.name: {"passed": rate.passed, "total": rate.total, "malformed": rate.malformed} for rate in rates}
+    summary = {
+        rate.name: {"passed": rate.passed, "total": rate.total, "malformed": rate.malformed, "garbled": rate.garbled}
+        for rate in rates
+    }
     if args.json:
         print(json.dumps(summary))
     else:

@@ -6,8 +6,8 @@ runs as users meet it: llama.cpp, the app's conversation core, the real python t
 weather MCP server, every call approved. Sampling at temperature 1.0 uses fixed seeds.
 
 Special tokens are sampled under harmony's grammar, as in the app. Where the shipped model misses
-a target (the held-out cities, our own), the target is a strict expected failure: it turns red
-once a model meets it, so the mark goes with the gap.
+a target (no garbled out-of-scope answer; the held-out cities, our own), the target is a strict
+expected failure: it turns red once a model meets it, so the mark goes with the gap.
 """
 
 from __future__ import annotations
@@ -124,6 +124,7 @@ def test_the_manifest_records_the_full_measurement() -> None:
         assert rates["held-out arithmetic"]["total"] == len(held_out_prompts()["arithmetic"])
         assert rates["trained questions, turns 1-6"]["total"] == 240
         assert rates["trained questions, turns 1-6"]["malformed"] == 0, temperature
+        assert all(isinstance(rate.get("garbled"), int) for rate in rates.values()), temperature
 
 
 def test_nothing_measured_was_malformed() -> None:
@@ -143,6 +144,12 @@ def test_the_full_measurement_meets_the_held_out_targets() -> None:
             ("held-out arithmetic", 0.9),
         ):
             assert rates[name]["passed"] >= math.ceil(share * rates[name]["total"]), name
+
+
+@pytest.mark.xfail(strict=True, reason="issue 15: 5 and 4 of the 295 held-out out-of-scope prompts get garbled misses")
+def test_the_full_measurement_has_no_garbled_out_of_scope_answer() -> None:
+    """Issue 15: out-of-scope prompts get the fallback, *none garbled* (``pocket/garbled.py`` tells which are)."""
+    assert all(rates["held-out out of scope"]["garbled"] == 0 for rates in _measured().values())
 
 
 def test_the_full_measurement_got_known_questions_right_sampled() -> None:
