@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -168,7 +169,8 @@ async def test_no_model_chats_on_the_pocket_model_with_welcome_beside_it() -> No
         assert app.chat.conversation is not None
         assert isinstance(app.chat.conversation.backend, LlamaCppBackend)
         assert app.chat.status.model == "pocket-gpt-oss (pocket demo model)"
-        app.options.temperature = 0.0
+        conversation = app.chat.conversation  # greedy: the options were read when the conversation began
+        conversation.sampling = replace(conversation.sampling, temperature=0.0)
         await send(pilot, "What is the capital of France?")
         turn = app.chat.query_one(AssistantTurn)
         assert turn.final_text == "The capital of France is Paris."
