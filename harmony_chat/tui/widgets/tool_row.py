@@ -109,6 +109,7 @@ class ToolCallRow(Collapsible):
 
     def _show(self) -> None:
         self.title = literal(self._heading())  # type: ignore[assignment]
+        self._title.refresh(layout=True)  # the title sizes to its text; a longer one must not be clipped
         for state in STATE_MARKS:
             self.set_class(state == self.state, f"-{state}")
 
