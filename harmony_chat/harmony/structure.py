@@ -43,6 +43,12 @@ class Allowed:
     text: bool
 
 
+_ONLY_START = Allowed(frozenset({tk.START}), text=False)
+_CALL_STOPS = frozenset({tk.CALL})
+_FINAL_STOPS = frozenset({tk.END, tk.RETURN})
+_OTHER_STOPS = frozenset({tk.END})
+
+
 class StructureGuard:
     """Follows one assistant completion and tells which tokens keep it well-formed harmony.
 
@@ -95,13 +101,12 @@ class StructureGuard:
     def allowed(self) -> Allowed:
         """The special tokens that may come next, and whether ordinary text may."""
         if self.place is Place.BETWEEN:
-            return Allowed(frozenset({tk.START}), text=False)
+            return _ONLY_START
         if self.place is Place.CONTENT:
             return Allowed(self._stops, text=True)
         room = self._max_header - len(self._header)
         named = self._channel_at is not None and len(self._header) > self._channel_at + 1
-        needed = 0 if named else 1 if self._channel_at is not None else 2
-        """Header tokens still needed before ``<|message|>``: the channel token and its name."""
+        needed = 0 if named else 1 if self._channel_at is not None else 2  # channel token and name still to come
         specials: set[int] = set()
         if named:
             specials.add(tk.MESSAGE)
@@ -121,9 +126,9 @@ class StructureGuard:
     def _open_content(self) -> None:
         header = read_header(str(self._encoding.decode(self._header)), closed=True)
         if is_tool_recipient(header.recipient):
-            self._stops = frozenset({tk.CALL})
+            self._stops = _CALL_STOPS
         elif header.channel == "final":
-            self._stops = frozenset({tk.END, tk.RETURN})
+            self._stops = _FINAL_STOPS
         else:
-            self._stops = frozenset({tk.END})
+            self._stops = _OTHER_STOPS
         self.place = Place.CONTENT
