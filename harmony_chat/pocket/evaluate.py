@@ -8,6 +8,8 @@ demo setup (the demo weather MCP server and the python tool, every call approved
 - held-out cities: a ``get_weather`` call for the city and an answer quoting the tool (and how many got
   that or the honest fallback, never another city's weather);
 - trained questions at turns 1 to 6 of chats, each chat after a new chat in the same process;
+- each trained question as the first message, many times when sampling, with the demo's tools and
+  without (as ``ask --demo`` and ``serve`` run it);
 - malformed outputs: turns in which the decoder had to repair anything;
 - garbled misses: failed turns holding anything it was not trained to write (``garbled.py``).
 
@@ -36,7 +38,7 @@ from harmony_chat.pocket.arithmetic import parse_question
 from harmony_chat.pocket.garbled import is_garbled
 from harmony_chat.pocket.heldout import held_out_prompts
 from harmony_chat.pocket.texts import fallback
-from harmony_chat.pocket.trained import trained_chats
+from harmony_chat.pocket.trained import trained_chats, trained_units
 from harmony_chat.pocket.weather import weather_final
 
 
@@ -206,12 +208,33 @@ def trained_rate(chat: PocketChat, chats: int, seed: int) -> tuple[Rate, list[Ra
     return overall, by_turn
 
 
+def first_message_rate(chat: PocketChat, samples: int) -> Rate:
+    """Each known question as the first message of a new chat, ``samples`` times (where one question is weak)."""
+    rate = Rate("known questions, first message" + ("" if chat.tools else ", no tools"))
+    questions = dict(unit[0] for unit in trained_units(tools=chat.tools))
+    for question, answer in questions.items():
+        for _ in range(samples):
+            chat.new_chat()
+            turn = chat.send(question)
+            rate.add(turn.answer == answer, turn, question)
+    return rate
+
+
 def evaluate(
-    model: Path, *, temperature: float, seed: int, sample: int | None, chats: int, guided: bool = True
+    model: Path,
+    *,
+    temperature: float,
+    seed: int,
+    sample: int | None,
+    chats: int,
+    guided: bool = True,
+    first_samples: int = 1,
 ) -> list[Rate]:
     """Every rate of the module docstring, on ``sample`` prompts of each held-out set (all if None).
 
     ``guided``: special tokens sampled under harmony's grammar, as the app does (False: the model alone).
+    ``first_samples``: how often each known question is asked as a first message, with the demo's
+    tools and without (``ask --demo``, ``serve``); 0 skips that probe.
     """
     prompts = held_out_prompts()
     pick = random.Random(seed)
@@ -229,8 +252,16 @@ def evaluate(
         ]
         overall, by_turn = trained_rate(chat, chats, seed)
         rates += [overall, *by_turn]
+        if first_samples:
+            rates.append(first_message_rate(chat, first_samples))
     finally:
         chat.close()
+    if first_samples:
+        bare = PocketChat(model, temperature=temperature, seed=seed, tools=False, guided=guided)
+        try:
+            rates.append(first_message_rate(bare, first_samples))
+        finally:
+            bare.close()
     return rates
 
 
@@ -242,6 +273,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--sample", type=int, default=None, help="prompts per held-out set (default: all)")
     parser.add_argument("--chats", type=int, default=40, help="six-turn chats of known questions")
+    parser.add_argument(
+        "--first-samples",
+        type=int,
+        default=None,
+        help="samples of each known question as a first message, with and without tools (1 greedy, 30 sampled)",
+    )
     parser.add_argument("--unguided", action="store_true", help="sample special tokens without harmony's grammar")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--record", action="store_true", help="write the rates into the model's manifest")
@@ -253,6 +290,7 @@ def main(argv: list[str] | None = None) -> int:
         sample=args.sample,
         chats=args.chats,
         guided=not args.unguided,
+        first_samples=args.first_samples if args.first_samples is not None else 30 if args.temperature > 0 else 1,
     )
     summary = {
         rate.name: {"passed": rate.passed, "total": rate.total, "malformed": rate.malformed, "garbled": rate.garbled}
