@@ -7,7 +7,7 @@ A conversation is zero to five earlier exchanges and a last one (``exchanges.py`
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from openai_harmony import HarmonyEncoding
@@ -31,6 +31,7 @@ from harmony_chat.pocket.texts import (
     REFUSAL,
     REFUSAL_SUMMARY,
     SHOPPING_INSTRUCTIONS,
+    fallback,
 )
 from harmony_chat.pocket.unseen import UNSEEN, unseen_names
 from harmony_chat.pocket.weather import (
@@ -128,6 +129,10 @@ def _fallback(setup: Setup, text: str, name: str = "fallback") -> Exchange:
     return exchanges.fallback(text, setup.effort, python=setup.python is not None, weather=setup.weather, name=name)
 
 
+COMMITTED = 0
+"""Extra examples whose final answer starts with a known answer's first tokens (3,000 measured worse: README)."""
+PASTES = 0
+"""Extra chats that end in a long pasted text, half of them after earlier turns (1,000 measured worse: README)."""
 PASTE_LIMIT = 900
 """Pasted text longer than this (in characters) is cut: long prompts teach nothing more and cost the most."""
 
@@ -136,6 +141,14 @@ def _unknown(rng: random.Random, setup: Setup) -> list[Exchange]:
     text = scope.out_of_scope(rng)
     while is_held_out(text):
         text = scope.out_of_scope(rng)
+    return [_fallback(setup, text[:PASTE_LIMIT])]
+
+
+def _paste(rng: random.Random, setup: Setup) -> list[Exchange]:
+    """Long pasted text (prose, code, a trace, data): the fallback, however much it reads like a task."""
+    text = scope.long_paste(rng)
+    while is_held_out(text):
+        text = scope.long_paste(rng)
     return [_fallback(setup, text[:PASTE_LIMIT])]
 
 
@@ -233,6 +246,8 @@ def build_examples(
     greetings: int = 0,
     known: int = 0,
     unknown: int = 0,
+    pastes: int = PASTES,
+    committed: int = COMMITTED,
     seed: int = DATA_SEED,
     workers: int = 1,
 ) -> list[Example]:
@@ -242,7 +257,9 @@ def build_examples(
     call; ``bare_copies`` first turns that call python (three in four) or the weather tool, rendered
     bare; ``greetings``, ``known`` and ``unknown`` extra chats that end in a greeting, a known
     question (:data:`KNOWN_KINDS`) or out-of-scope text, half of them starting with it (none in the
-    shipped build: the README's pocket section says what each did to the rates). Copying numbers and
+    shipped build: the README's pocket section says what each did to the rates); ``pastes`` extra
+    chats that end in a long pasted text (:data:`PASTES`) and ``committed`` final answers begun with a
+    known answer (:func:`committed_answers`), none shipped either. Copying numbers and
     names is only learned from many fresh examples (a few hundred seen again and again are learned
     by heart instead), and bare ones are cheap.
     """
@@ -270,6 +287,10 @@ def build_examples(
             kind = rng.choices(kinds, [KINDS[name][1] for name in kinds])[0]
             chat = random_conversation(rng, setup, kind) if number % 2 else random_exchanges(rng, setup, kind)
             jobs.append(Job(setup, chat))
+    for number in range(pastes):
+        setup = random_setup(rng)
+        history = random_conversation(rng, setup) if number % 2 else []
+        jobs.append(Job(setup, [*history, *_paste(rng, setup)]))
     found = render_all(renderer, jobs, workers)
     used = {token for example in found for token in (*example.prompt, *example.completion)}
     jobs = []
@@ -279,4 +300,51 @@ def build_examples(
             setup = random_setup(rng)
         asked = replace(_fallback(setup, weather_question(rng, place)[0]), kind=UNSEEN)
         jobs.append(Job(setup, [*(random_conversation(rng, setup) if number % 2 else []), asked]))
-    return found + render_all(renderer, jobs, workers)
+    found += render_all(renderer, jobs, workers)
+    return found + committed_answers(renderer, found, committed, random.Random(seed + 1))
+
+
+_ANSWERS = (*(final for _, final, *_ in FACTS), *(final for *_, final in FOLLOW_UPS), REFUSAL[2], CODE[2])
+_COMMITTABLE = frozenset({"fact", "follow", "fallback", "greeting", "refusal", "code"})
+
+
+def _unique_start(text: str, answer: list[int], known: Sequence[list[int]]) -> int:
+    """How many first tokens of ``answer`` tell it from every other known answer (at least two).
+
+    A sum's answer (*15 − 6 = 9.*) is told only by the whole sum: python's answers start the same way.
+    """
+    if text[:1].isdigit():
+        return len(answer) - 2  # the result and the full stop
+    length = 2
+    while any(other != answer and other[:length] == answer[:length] for other in known):
+        length += 1
+    return length
+
+
+def committed_answers(renderer: Renderer, found: Sequence[Example], count: int, rng: random.Random) -> list[Example]:
+    """``count`` final answers that already start with a few tokens of a known answer: the rest of that answer.
+
+    Whatever was asked, an answer once begun is finished as trained, never blended into another one
+    (*A spider has the largest planet.*). The prefix is part of the prompt, so only the rest is taught.
+    """
+    marker = renderer.tokens("<|channel|>final<|message|>")
+    answers = [renderer.tokens(text) for text in _ANSWERS]
+    others = [renderer.tokens(fallback(python=p, weather=w)) for p in (False, True) for w in (False, True)]
+    starts = [_unique_start(text, tokens, [*answers, *others]) for text, tokens in zip(_ANSWERS, answers, strict=True)]
+    chosen: list[Example] = []
+    candidates = [example for example in found if not example.bare and example.name.split("-")[0] in _COMMITTABLE]
+    for example in rng.sample(candidates, min(count, len(candidates))):
+        completion = example.completion
+        at = next((i + len(marker) for i in range(len(completion)) if completion[i : i + len(marker)] == marker), None)
+        if at is None:
+            continue
+        if example.name in ("fallback", "greeting") and rng.random() < 0.3:
+            answer = completion[at:-1]  # its own fallback, which names the tools on offer
+            begun = rng.randint(2, len(answer) - 1)
+        else:
+            pick = rng.randrange(len(answers))
+            answer = answers[pick]
+            begun = rng.randint(starts[pick], len(answer) - 1)
+        prompt = [*example.prompt, *completion[:at], *answer[:begun]]
+        chosen.append(replace(example, name="committed", prompt=prompt, completion=[*answer[begun:], completion[-1]]))
+    return chosen

@@ -362,8 +362,7 @@ def out_of_scope(rng: random.Random) -> str:
     """One random prompt the pocket model must answer with its fallback."""
     kind = rng.choices(OUT_OF_SCOPE_KINDS, tuple(_WEIGHTS.values()))[0]
     if kind == "long_paste":
-        text = rng.choice((_prose, _prose, _prose, _prose, _code, _code, _trace, _trace, _data, _data))(rng)
-        return rng.choice(("", "", "", " ", "\n")) + text + rng.choice(("", "", "\n", " "))
+        return long_paste(rng)
     if kind == "noise":
         return _noise(rng)
     if kind == "foreign":
@@ -371,6 +370,12 @@ def out_of_scope(rng: random.Random) -> str:
     if kind == "greeting_plus":
         return _surface(_greeting_plus(rng), rng, polite=False, english=True)
     return _surface(_english(kind, rng), rng, polite=kind != "chitchat", english=True)
+
+
+def long_paste(rng: random.Random) -> str:
+    """One random pasted text (prose, code, a trace or data), maybe with a lead-in and a question."""
+    text = rng.choice((_prose, _prose, _prose, _prose, _code, _code, _trace, _trace, _data, _data))(rng)
+    return rng.choice(("", "", "", " ", "\n")) + text + rng.choice(("", "", "\n", " "))
 
 
 def greeting(rng: random.Random) -> str:

@@ -23,7 +23,8 @@ from harmony_chat.harmony.session import ChatSession
 from harmony_chat.harmony.turn import TurnOptions, TurnStats, run_turn
 from harmony_chat.pocket import POCKET_DATE, pocket_manifest, pocket_model_path
 from harmony_chat.pocket.data import FACTS, WEATHER, WEATHER_TOOL, Example, build_examples, data_hash
-from harmony_chat.pocket.heldout import held_out_prompts, normalized
+from harmony_chat.pocket.heldout import held_out_prompts, is_held_out, normalized
+from harmony_chat.pocket.texts import CODE, FOLLOW_UPS, REFUSAL, fallback
 from harmony_chat.pocket.train import Recipe
 from harmony_chat.pocket.unseen import UNSEEN
 from harmony_chat.pocket.vocab import EMBEDDING, OUTPUT, training_vocab
@@ -41,7 +42,16 @@ def examples(encoding: HarmonyEncoding) -> list[Example]:
 def sample(encoding: HarmonyEncoding) -> list[Example]:
     """A small set from the same generators (another seed)."""
     return build_examples(
-        encoding, conversations=600, copies=100, bare_copies=40, unseen=60, greetings=80, known=60, unknown=60, seed=99
+        encoding,
+        conversations=600,
+        copies=100,
+        bare_copies=40,
+        unseen=60,
+        greetings=80,
+        known=60,
+        unknown=60,
+        pastes=40,
+        seed=99,
     )
 
 
@@ -99,7 +109,7 @@ def test_training_data_covers_every_behaviour(encoding: HarmonyEncoding, sample:
 
 def test_two_processes_render_the_same_examples(encoding: HarmonyEncoding) -> None:
     small = {"conversations": 150, "copies": 30, "bare_copies": 30, "unseen": 10, "greetings": 20, "seed": 5}
-    small |= {"known": 10, "unknown": 10}
+    small |= {"known": 10, "unknown": 10, "pastes": 10}
     alone = build_examples(encoding, **small)
     assert build_examples(encoding, **small, workers=2) == alone
 
@@ -114,6 +124,42 @@ def test_greeting_chats_end_in_a_greeting_at_first_and_later_turns(
     for example in greetings:
         answer = encoding.decode(example.completion)
         assert "Hi! I'm the pocket gpt-oss" in answer and "to=" not in answer
+
+
+def test_paste_chats_end_in_long_pasted_text_and_the_fallback(encoding: HarmonyEncoding) -> None:
+    """The pastes block: chats that end in a long pasted text (half after earlier turns), answered with the fallback."""
+    pasted = build_examples(encoding, conversations=0, copies=0, bare_copies=0, unseen=0, pastes=24, seed=3)
+    assert len(pasted) == 24 and {example.name for example in pasted} == {"fallback"}
+    assert {example.turn for example in pasted} >= {1, 2}
+    for example in pasted:
+        text = last_user_text(encoding, example.prompt)
+        assert len(text) >= 40, text  # prose, code, a trace or data (the shortest are a one-line query)
+        assert not is_held_out(text)
+        answer = encoding.decode(example.completion)
+        assert "I only know a few questions" in answer and "to=" not in answer
+
+
+def test_committed_answers_finish_the_known_answer_they_begin(encoding: HarmonyEncoding) -> None:
+    """An answer begun with enough of a known answer to tell which (a sum: all but its result) is finished as such."""
+    examples = build_examples(encoding, conversations=120, copies=0, bare_copies=0, unseen=0, committed=40, seed=4)
+    committed = [example for example in examples if example.name == "committed"]
+    assert len(committed) == 40
+    known = {final for _, final, *_ in FACTS} | {final for *_, final in FOLLOW_UPS} | {REFUSAL[2], CODE[2]}
+    fallbacks = {fallback(python=python, weather=weather) for python in (False, True) for weather in (False, True)}
+    marker = encoding.encode("<|channel|>final<|message|>", allowed_special="all")
+    for example in committed:
+        at = max(i + len(marker) for i in range(len(example.prompt)) if example.prompt[i : i + len(marker)] == marker)
+        begun, rest = example.prompt[at:], example.completion
+        assert len(begun) >= 2 and rest[-1] == tk.RETURN and len(rest) >= 2
+        answer = encoding.decode([*begun, *rest[:-1]])
+        assert answer in known | fallbacks, answer
+        if answer in fallbacks:
+            continue  # its own fallback (the setup's tools decide which), begun anywhere
+        if answer[0].isdigit():
+            assert encoding.decode(begun).endswith(("= ", "=")) or len(rest) == 2, answer
+        else:
+            starting = [other for other in known | fallbacks if other.startswith(encoding.decode(begun))]
+            assert starting == [answer], (encoding.decode(begun), starting)
 
 
 def test_unseen_places_reach_the_model_as_the_stand_in(encoding: HarmonyEncoding, sample: list[Example]) -> None:
