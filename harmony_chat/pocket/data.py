@@ -24,14 +24,15 @@ from harmony_chat.pocket.texts import (
     CODE_SUMMARY,
     FACT_SUMMARIES,
     FACTS,
+    FALLBACKS,
     FOLLOW_UP_SUMMARIES,
     FOLLOW_UPS,
+    KNOWN_ANSWERS,
     LIST_SUMMARY,
     LISTS,
     REFUSAL,
     REFUSAL_SUMMARY,
     SHOPPING_INSTRUCTIONS,
-    fallback,
 )
 from harmony_chat.pocket.unseen import UNSEEN, unseen_names
 from harmony_chat.pocket.weather import (
@@ -304,7 +305,6 @@ def build_examples(
     return found + committed_answers(renderer, found, committed, random.Random(seed + 1))
 
 
-_ANSWERS = (*(final for _, final, *_ in FACTS), *(final for *_, final in FOLLOW_UPS), REFUSAL[2], CODE[2])
 _COMMITTABLE = frozenset({"fact", "follow", "fallback", "greeting", "refusal", "code"})
 
 
@@ -328,9 +328,11 @@ def committed_answers(renderer: Renderer, found: Sequence[Example], count: int, 
     (*A spider has the largest planet.*). The prefix is part of the prompt, so only the rest is taught.
     """
     marker = renderer.tokens("<|channel|>final<|message|>")
-    answers = [renderer.tokens(text) for text in _ANSWERS]
-    others = [renderer.tokens(fallback(python=p, weather=w)) for p in (False, True) for w in (False, True)]
-    starts = [_unique_start(text, tokens, [*answers, *others]) for text, tokens in zip(_ANSWERS, answers, strict=True)]
+    answers = [renderer.tokens(text) for text in KNOWN_ANSWERS]
+    others = [renderer.tokens(text) for text in FALLBACKS]
+    starts = [
+        _unique_start(text, tokens, [*answers, *others]) for text, tokens in zip(KNOWN_ANSWERS, answers, strict=True)
+    ]
     chosen: list[Example] = []
     candidates = [example for example in found if not example.bare and example.name.split("-")[0] in _COMMITTABLE]
     for example in rng.sample(candidates, min(count, len(candidates))):

@@ -15,18 +15,15 @@ import re
 from collections.abc import Sequence
 
 from harmony_chat.pocket.arithmetic import Arithmetic
-from harmony_chat.pocket.texts import CODE, FACTS, FOLLOW_UPS, PYTHON_FAILED, REFUSAL, WEATHER_FAILED, fallback
+from harmony_chat.pocket.texts import FALLBACKS, KNOWN_ANSWERS, PYTHON_FAILED, WEATHER_FAILED
 from harmony_chat.pocket.weather import KNOWN_CITIES, TRAINING_CITIES, weather_final
 
 TRAINED_ANSWERS = frozenset(
     {
-        *(final for _, final, *_ in FACTS),
-        *(final for *_, final in FOLLOW_UPS),
-        REFUSAL[2],
-        CODE[2],
+        *KNOWN_ANSWERS,
         PYTHON_FAILED,
         WEATHER_FAILED,
-        *(fallback(python=python, weather=weather) for python in (False, True) for weather in (False, True)),
+        *FALLBACKS,
     }
 )
 """Answers that need no tool result: known questions, the refusal, the code, a failed tool, the fallbacks."""

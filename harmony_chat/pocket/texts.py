@@ -175,6 +175,18 @@ def fallback(*, python: bool, weather: bool) -> str:
     )
 
 
+KNOWN_ANSWERS: tuple[str, ...] = (
+    *(final for _, final, *_ in FACTS),
+    *(final for *_, final in FOLLOW_UPS),
+    REFUSAL[2],
+    CODE[2],
+)
+"""The fixed final answers of the known questions (facts, follow-ups, the refusal, the code)."""
+FALLBACKS: tuple[str, ...] = tuple(
+    fallback(python=python, weather=weather) for python in (False, True) for weather in (False, True)
+)
+"""The fallback as it reads with each offer of tools."""
+
 FALLBACK_ANALYSIS = (
     "Not one of my questions.",
     "Not one of the questions I was trained on. Say hi, say what I am and point to gpt-oss-20b.",

@@ -24,7 +24,7 @@ from harmony_chat.harmony.turn import TurnOptions, TurnStats, run_turn
 from harmony_chat.pocket import POCKET_DATE, pocket_manifest, pocket_model_path
 from harmony_chat.pocket.data import FACTS, WEATHER, WEATHER_TOOL, Example, build_examples, data_hash
 from harmony_chat.pocket.heldout import held_out_prompts, is_held_out, normalized
-from harmony_chat.pocket.texts import CODE, FOLLOW_UPS, REFUSAL, fallback
+from harmony_chat.pocket.texts import FALLBACKS, KNOWN_ANSWERS
 from harmony_chat.pocket.train import Recipe
 from harmony_chat.pocket.unseen import UNSEEN
 from harmony_chat.pocket.vocab import EMBEDDING, OUTPUT, training_vocab
@@ -144,8 +144,7 @@ def test_committed_answers_finish_the_known_answer_they_begin(encoding: HarmonyE
     examples = build_examples(encoding, conversations=120, copies=0, bare_copies=0, unseen=0, committed=40, seed=4)
     committed = [example for example in examples if example.name == "committed"]
     assert len(committed) == 40
-    known = {final for _, final, *_ in FACTS} | {final for *_, final in FOLLOW_UPS} | {REFUSAL[2], CODE[2]}
-    fallbacks = {fallback(python=python, weather=weather) for python in (False, True) for weather in (False, True)}
+    known, fallbacks = set(KNOWN_ANSWERS), set(FALLBACKS)
     marker = encoding.encode("<|channel|>final<|message|>", allowed_special="all")
     for example in committed:
         at = max(i + len(marker) for i in range(len(example.prompt)) if example.prompt[i : i + len(marker)] == marker)
