@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from rich.cells import cell_len
 from textual.pilot import Pilot
 from textual.widgets import Input
 
@@ -123,6 +124,8 @@ async def test_approve_once_runs_the_mcp_tool_and_resuming_shows_the_row(tmp_pat
             assert '"location": "Tokyo"' in modal.review.arguments
             (row,) = rows(app)
             assert row.state == "asking" and str(row.title).startswith("? Tool call → functions.get_weather")
+            title = row._title  # as wide as its text: a screen under a modal is not laid out again
+            assert title.size.width >= cell_len(str(title.render())) >= cell_len(str(row.title))
             await pilot.press("y")
             await finish(pilot)
             assert row.state == "done" and row.result is not None and row.result.text == forecast("Tokyo")

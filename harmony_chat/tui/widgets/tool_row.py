@@ -57,6 +57,7 @@ class ToolCallRow(Collapsible):
     """One tool call of the model, followed through approval, running and its result."""
 
     DEFAULT_CSS = """
+    ToolCallRow CollapsibleTitle { width: 1fr; }  /* a new heading needs no layout (none is done under a modal) */
     ToolCallRow .tool-label { color: $text-muted; }
     ToolCallRow .tool-result { margin: 0 0 0 2; }
     ToolCallRow.-failed CollapsibleTitle, ToolCallRow.-timeout CollapsibleTitle { color: $error; }
