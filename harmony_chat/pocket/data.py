@@ -138,19 +138,21 @@ PASTE_LIMIT = 900
 """Pasted text longer than this (in characters) is cut: long prompts teach nothing more and cost the most."""
 
 
-def _unknown(rng: random.Random, setup: Setup) -> list[Exchange]:
-    text = scope.out_of_scope(rng)
+def _unseen(draw: Callable[[random.Random], str], rng: random.Random) -> str:
+    """A text from ``draw`` that is not in the held-out set, cut to :data:`PASTE_LIMIT`."""
+    text = draw(rng)
     while is_held_out(text):
-        text = scope.out_of_scope(rng)
-    return [_fallback(setup, text[:PASTE_LIMIT])]
+        text = draw(rng)
+    return text[:PASTE_LIMIT]
+
+
+def _unknown(rng: random.Random, setup: Setup) -> list[Exchange]:
+    return [_fallback(setup, _unseen(scope.out_of_scope, rng))]
 
 
 def _paste(rng: random.Random, setup: Setup) -> list[Exchange]:
     """Long pasted text (prose, code, a trace, data): the fallback, however much it reads like a task."""
-    text = scope.long_paste(rng)
-    while is_held_out(text):
-        text = scope.long_paste(rng)
-    return [_fallback(setup, text[:PASTE_LIMIT])]
+    return [_fallback(setup, _unseen(scope.long_paste, rng))]
 
 
 def _stray_follow_up(rng: random.Random, setup: Setup) -> list[Exchange]:
