@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -56,6 +57,46 @@ def test_a_shared_prefix_gives_what_transformers_gives_for_each_whole_sequence(
             whole = torch.cat([prefix, branches[row]])[None]
             alone = model.model(input_ids=whole).last_hidden_state[0, prefix_size:]  # type: ignore[attr-defined]
             assert torch.allclose(shared[row], alone, atol=1e-5)
+
+
+@needs_torch
+@pytest.mark.parametrize("window", [None, 8], ids=["full layer", "sliding layer"])
+def test_attention_computes_what_pytorchs_attention_computes_to_the_bit(window: int | None) -> None:
+    """The recipe's weights do not depend on which of the two computes attention (outputs and every gradient)."""
+    import torch
+
+    from harmony_chat.pocket.model import _attend, _mask
+
+    shape = replace(SMALL, head_dim=32)  # the shipped heads: a scale of 32 ** -0.5, whose root is not exact
+    model = _noisy_model(300, shape)
+    attention = model.model.layers[0].self_attn  # type: ignore[attr-defined]
+    attention.sinks.requires_grad_(True)
+    torch.manual_seed(1)
+    inputs = [torch.randn(3, shape.heads, length, shape.head_dim) for length in (24, 40, 40)]
+    mask = _mask(torch.arange(16, 40), torch.arange(40), window)
+
+    def run(reference: bool) -> list[torch.Tensor]:
+        attention.zero_grad()
+        query, key, value = (tensor.clone().requires_grad_(True) for tensor in inputs)
+        if reference:  # PyTorch's own attention over the same keys: the sink a key of zeros, its logit in the mask
+            nothing = key.new_zeros(key.shape[0], shape.heads, 1, shape.head_dim)
+            sinks = attention.sinks.reshape(1, shape.heads, 1, 1).expand(1, shape.heads, 24, 1)
+            out = torch.nn.functional.scaled_dot_product_attention(
+                query,
+                torch.cat([key, nothing], dim=2),
+                torch.cat([value, nothing], dim=2),
+                attn_mask=torch.cat([mask.expand(1, shape.heads, 24, 40), sinks], dim=-1),
+                scale=attention.scaling,
+            )
+        else:
+            out = _attend(attention, query, key, value, mask)
+        (out * torch.linspace(-1, 1, out.numel()).reshape(out.shape)).sum().backward()
+        return [out.detach(), query.grad, key.grad, value.grad, attention.sinks.grad.clone()]
+
+    ours, theirs = run(False), run(True)
+    for mine, reference in zip(ours, theirs, strict=True):
+        assert torch.equal(mine, reference)
+    assert ours[-1].abs().sum() > 0  # the sinks took part
 
 
 @needs_torch
