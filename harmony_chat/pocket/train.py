@@ -71,6 +71,13 @@ class Recipe:
 
     The same softmax, and a chat step about a third faster: what fits the recipe in 20 minutes.
     """
+    decision_weight: float = 1.0
+    """How much the token after each ``<|channel|>`` and ``<|message|>`` weighs in an example's loss.
+
+    Those tokens decide a message's channel and its first word, where a turn the model cannot place
+    goes wrong (a final answer holding analysis text, the fallback in analysis). 1.0 (every token the
+    same) trained the shipped build; the builds with 4, 8 and 16 are in the README, none shipped.
+    """
 
 
 def _rate(recipe: Recipe) -> Callable[[int], float]:
@@ -112,6 +119,18 @@ def group_losses(model: Any, vocab: CompactVocab, group: Group, temperature: flo
     return losses, targets, best
 
 
+def loss_weights(group: Group, deciding: Any, weight: float) -> Any:
+    """Each taught position's weight in its example's loss: ``weight`` where the token read is in ``deciding``.
+
+    Positions come in the order of ``group_losses``' losses; the target there is the token after the
+    one read (after ``<|channel|>``: the channel; after ``<|message|>``: the first word).
+    """
+    import torch
+
+    read = group.branches[group.targets >= 0]
+    return torch.where(torch.isin(read, deciding), weight, 1.0)
+
+
 def train(
     examples: Sequence[Example],
     vocab: CompactVocab,
@@ -127,6 +146,8 @@ def train(
     import torch
     from torch.optim.swa_utils import AveragedModel
 
+    from harmony_chat.harmony import tokens as tk
+
     # Without this, the backward of indexing the expert tensors adds on parallel threads in whatever
     # order they finish, and two runs of one recipe drift apart within a few hundred steps (same speed).
     torch.use_deterministic_algorithms(True)
@@ -134,6 +155,7 @@ def train(
     model = make_model(vocab.size, SHAPE, recipe.seed)
     model.train()
     batcher = Batcher(examples, vocab, recipe.seed)
+    deciding = torch.from_numpy(vocab.compact([tk.CHANNEL, tk.MESSAGE]))
     optimizer = torch.optim.AdamW(model.parameters(), lr=recipe.learning_rate, betas=(0.9, 0.95), weight_decay=0.0)
     schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, _rate(recipe))
     started = time.monotonic()
@@ -155,9 +177,10 @@ def train(
         for group in groups:
             losses, targets, best = group_losses(model, vocab, group, _sharpness(recipe, step))
             owner = (group.targets >= 0).nonzero()[:, 0]
-            per_row = torch.zeros(len(group.branches)).index_add(0, owner, losses)
-            lengths = torch.zeros(len(group.branches)).index_add(0, owner, torch.ones_like(losses))
-            loss = (per_row / lengths.clamp(min=1)).sum() / rows  # every example weighs the same
+            weights = loss_weights(group, deciding, recipe.decision_weight)
+            per_row = torch.zeros(len(group.branches)).index_add(0, owner, losses * weights)
+            lengths = torch.zeros(len(group.branches)).index_add(0, owner, weights)
+            loss = (per_row / lengths.clamp(min=1)).sum() / rows  # every example weighs the same (a weighted mean)
             loss.backward()
             loss_sum += loss.item()
             hits += int((best == targets).sum())
@@ -254,6 +277,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Train the pocket gpt-oss and write its GGUF.")
     parser.add_argument("--out", type=Path, default=pocket_dir() / f"{POCKET_NAME}.gguf")
     parser.add_argument("--seed", type=int, default=Recipe().seed, help="the training seed (weights, batch order)")
+    parser.add_argument(
+        "--decision-weight", type=float, default=Recipe().decision_weight, help="see Recipe.decision_weight"
+    )
     parser.add_argument("--data-seed", type=int, default=DATA_SEED, help="the training data's seed")
     args = parser.parse_args(argv)
     import torch
@@ -263,7 +289,7 @@ def main(argv: list[str] | None = None) -> int:
     started = time.monotonic()
     encoding = load_encoding()
     examples = build_examples(encoding, seed=args.data_seed, workers=threads)
-    recipe = Recipe(seed=args.seed)
+    recipe = Recipe(seed=args.seed, decision_weight=args.decision_weight)
     vocab = training_vocab(encoding, examples, written_only=recipe.written_rows)
     print(
         f"{len(examples)} examples, {len(vocab.ids)} tokens ({len(vocab.outputs)} written),"

@@ -209,3 +209,23 @@ def test_the_fused_loss_has_the_plain_formulations_values_and_gradients() -> Non
     assert torch.allclose(fused, plain, atol=1e-5)
     assert torch.equal(best, logits[:, :299].argmax(-1))
     assert all(torch.allclose(a, b, atol=1e-5) for a, b in zip(got, expected, strict=True))
+
+
+@needs_torch
+def test_the_decision_weight_falls_on_the_token_after_each_channel_and_message_tag() -> None:
+    """The weight goes to positions that read ``<|channel|>`` or ``<|message|>`` (they predict the next token)."""
+    import torch
+
+    from harmony_chat.pocket.batches import Group
+    from harmony_chat.pocket.train import loss_weights
+
+    vocab = CompactVocab([tk.CHANNEL, tk.MESSAGE, 1000, 1001])
+    rows = [[tk.CHANNEL, 1000, tk.MESSAGE, 1001, 1000], [tk.MESSAGE, 1000, 1000, 1000, 1000]]
+    branches = torch.tensor([vocab.compact(row).tolist() for row in rows])
+    targets = torch.full_like(branches, 5)
+    targets[0, 1] = -100  # not taught: no weight at all
+    targets[1, 2:] = -100
+    deciding = torch.from_numpy(vocab.compact([tk.CHANNEL, tk.MESSAGE]))
+    group = Group(torch.tensor([], dtype=torch.long), branches, targets)
+    assert loss_weights(group, deciding, 8.0).tolist() == [8.0, 8.0, 1.0, 1.0, 8.0, 1.0]
+    assert loss_weights(group, deciding, 1.0).tolist() == [1.0] * 6
