@@ -287,15 +287,18 @@ async def test_help_screen_lists_keys_and_keymap_remaps(tmp_path: Path) -> None:
 
 
 async def test_generating_keeps_the_ui_responsive() -> None:
-    app = make_app(factory=replay_factory(delay=0.005))
+    app = make_app(factory=replay_factory(delay=0.01))
     async with app.run_test(size=(100, 32)) as pilot:
         await settle(pilot)
         app.chat.prompt.text = LINKED_LIST
         await pilot.press("enter")
-        await pilot.pause(0.1)
+        for _ in range(200):  # the turn starts once the messages are mounted: slower on a busy machine
+            if app.chat.generating:
+                break
+            await pilot.pause(0.02)
         assert app.chat.generating
         await pilot.press("h", "i")
-        assert app.chat.prompt.text == "hi"
+        assert app.chat.prompt.text == "hi" and app.chat.generating  # typed while the answer streams
         await settle(pilot)
         assert app.chat.query_one(AssistantTurn).stop_reason is StopReason.RETURN
 
