@@ -33,6 +33,7 @@ from harmony_chat.pocket.texts import (
     REFUSAL,
     REFUSAL_SUMMARY,
     SHOPPING_INSTRUCTIONS,
+    fallback,
 )
 from harmony_chat.pocket.unseen import UNSEEN, unseen_names
 from harmony_chat.pocket.weather import (
@@ -134,6 +135,11 @@ COMMITTED = 0
 """Extra examples whose final answer starts with a known answer's first tokens (3,000 measured worse: README)."""
 PASTES = 0
 """Extra chats that end in a long pasted text, half of them after earlier turns (1,000 measured worse: README)."""
+QUOTED = 1000
+"""Extra chats that end in a question the fallback names (:data:`QUOTED_FACTS`): without them, those
+two were the first messages most often answered with the fallback itself at temperature 1.0 (README)."""
+QUOTED_FACTS = tuple(i for i, fact in enumerate(FACTS) if f'"{fact[0]}"' in fallback(python=False, weather=False))
+"""The facts the fallback without tools names as examples (the capital of France, Romeo and Juliet)."""
 PASTE_LIMIT = 900
 """Pasted text longer than this (in characters) is cut: long prompts teach nothing more and cost the most."""
 
@@ -251,6 +257,7 @@ def build_examples(
     unknown: int = 0,
     pastes: int = PASTES,
     committed: int = COMMITTED,
+    quoted: int = QUOTED,
     seed: int = DATA_SEED,
     workers: int = 1,
 ) -> list[Example]:
@@ -262,7 +269,9 @@ def build_examples(
     question (:data:`KNOWN_KINDS`) or out-of-scope text, half of them starting with it (none in the
     shipped build: the README's pocket section says what each did to the rates); ``pastes`` extra
     chats that end in a long pasted text (:data:`PASTES`) and ``committed`` final answers begun with a
-    known answer (:func:`committed_answers`), none shipped either. Copying numbers and
+    known answer (:func:`committed_answers`), none shipped either; ``quoted`` extra chats that end
+    in a question the fallback names (:data:`QUOTED`, half of them first messages, half without
+    tools, from their own random stream so the rest stays as it was). Copying numbers and
     names is only learned from many fresh examples (a few hundred seen again and again are learned
     by heart instead), and bare ones are cheap.
     """
@@ -303,6 +312,15 @@ def build_examples(
             setup = random_setup(rng)
         asked = replace(_fallback(setup, weather_question(rng, place)[0]), kind=UNSEEN)
         jobs.append(Job(setup, [*(random_conversation(rng, setup) if number % 2 else []), asked]))
+    found += render_all(renderer, jobs, workers)
+    jobs, extra = [], random.Random(seed + 2)
+    for number in range(quoted):
+        setup = random_setup(extra)
+        if number % 4 < 2:
+            setup = replace(setup, weather=False, python=None, shopping=False)
+        index = extra.choice(QUOTED_FACTS)
+        asked = exchanges.fact(index, variant(extra, FACTS[index][0]), setup.effort)
+        jobs.append(Job(setup, [*random_conversation(extra, setup), asked] if number % 2 else [asked]))
     found += render_all(renderer, jobs, workers)
     return found + committed_answers(renderer, found, committed, random.Random(seed + 1))
 

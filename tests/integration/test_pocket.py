@@ -22,7 +22,15 @@ from harmony_chat.harmony.decoder import StreamDecoder
 from harmony_chat.harmony.session import ChatSession
 from harmony_chat.harmony.turn import TurnOptions, TurnStats, run_turn
 from harmony_chat.pocket import POCKET_DATE, pocket_manifest, pocket_model_path
-from harmony_chat.pocket.data import FACTS, WEATHER, WEATHER_TOOL, Example, build_examples, data_hash
+from harmony_chat.pocket.data import (
+    FACTS,
+    QUOTED_FACTS,
+    WEATHER,
+    WEATHER_TOOL,
+    Example,
+    build_examples,
+    data_hash,
+)
 from harmony_chat.pocket.heldout import held_out_prompts, is_held_out, normalized
 from harmony_chat.pocket.texts import FALLBACKS, KNOWN_ANSWERS
 from harmony_chat.pocket.train import Recipe
@@ -51,6 +59,7 @@ def sample(encoding: HarmonyEncoding) -> list[Example]:
         known=60,
         unknown=60,
         pastes=40,
+        quoted=40,
         seed=99,
     )
 
@@ -109,7 +118,7 @@ def test_training_data_covers_every_behaviour(encoding: HarmonyEncoding, sample:
 
 def test_two_processes_render_the_same_examples(encoding: HarmonyEncoding) -> None:
     small = {"conversations": 150, "copies": 30, "bare_copies": 30, "unseen": 10, "greetings": 20, "seed": 5}
-    small |= {"known": 10, "unknown": 10, "pastes": 10}
+    small |= {"known": 10, "unknown": 10, "pastes": 10, "quoted": 10}
     alone = build_examples(encoding, **small)
     assert build_examples(encoding, **small, workers=2) == alone
 
@@ -128,7 +137,7 @@ def test_greeting_chats_end_in_a_greeting_at_first_and_later_turns(
 
 def test_paste_chats_end_in_long_pasted_text_and_the_fallback(encoding: HarmonyEncoding) -> None:
     """The pastes block: chats that end in a long pasted text (half after earlier turns), answered with the fallback."""
-    pasted = build_examples(encoding, conversations=0, copies=0, bare_copies=0, unseen=0, pastes=24, seed=3)
+    pasted = build_examples(encoding, conversations=0, copies=0, bare_copies=0, unseen=0, pastes=24, quoted=0, seed=3)
     assert len(pasted) == 24 and {example.name for example in pasted} == {"fallback"}
     assert {example.turn for example in pasted} >= {1, 2}
     for example in pasted:
@@ -139,9 +148,29 @@ def test_paste_chats_end_in_long_pasted_text_and_the_fallback(encoding: HarmonyE
         assert "I only know a few questions" in answer and "to=" not in answer
 
 
+def test_quoted_chats_end_in_a_question_the_fallback_names(encoding: HarmonyEncoding) -> None:
+    """The quoted block: the fallback's example questions, answered as trained, half first and half without tools."""
+    quoted = build_examples(encoding, conversations=0, copies=0, bare_copies=0, unseen=0, quoted=24, seed=3)
+    assert len(quoted) == 24
+    questions = {FACTS[index][0]: FACTS[index][1] for index in QUOTED_FACTS}
+    assert set(questions) == {"What is the capital of France?", "Who wrote Romeo and Juliet?"}
+    assert all(f'"{question}"' in FALLBACKS[0] for question in questions)  # the fallback without tools
+    firsts = without_tools = 0
+    for example in quoted:
+        asked = last_user_text(encoding, example.prompt).lower()
+        (question,) = [question for question in questions if question.split()[-1].rstrip("?").lower() in asked]
+        answer = encoding.decode(example.completion)
+        assert answer.endswith(f"<|channel|>final<|message|>{questions[question]}<|return|>"), answer
+        firsts += example.turn == 1
+        without_tools += "# Tools" not in encoding.decode(example.prompt)
+    assert firsts == 12 and without_tools >= 12
+
+
 def test_committed_answers_finish_the_known_answer_they_begin(encoding: HarmonyEncoding) -> None:
     """An answer begun with enough of a known answer to tell which (a sum: all but its result) is finished as such."""
-    examples = build_examples(encoding, conversations=120, copies=0, bare_copies=0, unseen=0, committed=40, seed=4)
+    examples = build_examples(
+        encoding, conversations=120, copies=0, bare_copies=0, unseen=0, committed=40, quoted=0, seed=4
+    )
     committed = [example for example in examples if example.name == "committed"]
     assert len(committed) == 40
     known, fallbacks = set(KNOWN_ANSWERS), set(FALLBACKS)

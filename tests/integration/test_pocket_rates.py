@@ -100,7 +100,7 @@ def test_held_out_cities_call_the_weather_tool(greedy: PocketChat) -> None:
 
 
 @pytest.mark.xfail(
-    strict=True, reason="our target beyond issue 15: 22 of 45 held-out cities get another city's weather"
+    strict=True, reason="our target beyond issue 15: 24 of 45 held-out cities get another city's weather"
 )
 def test_held_out_cities_never_get_another_citys_weather(greedy: PocketChat) -> None:
     _, honest = weather_rate(greedy, some("weather_questions", 8), held_out_prompts()["weather_cities"])
@@ -166,7 +166,7 @@ def test_the_full_measurement_meets_the_held_out_targets() -> None:
             assert rates[name]["passed"] >= math.ceil(share * rates[name]["total"]), name
 
 
-@pytest.mark.xfail(strict=True, reason="issue 15: 5 and 4 of the 295 held-out out-of-scope prompts get garbled misses")
+@pytest.mark.xfail(strict=True, reason="issue 15: 1 and 3 of the 295 held-out out-of-scope prompts get garbled misses")
 def test_the_full_measurement_has_no_garbled_out_of_scope_answer() -> None:
     """Issue 15: out-of-scope prompts get the fallback, *none garbled* (``pocket/garbled.py`` tells which are)."""
     assert all(rates["held-out out of scope"]["garbled"] == 0 for rates in _measured().values())
@@ -195,9 +195,6 @@ def test_the_full_measurement_reproduces_first_messages_with_tools_at_temperatur
     assert rate["passed"] >= math.ceil(0.99 * rate["total"])
 
 
-@pytest.mark.xfail(
-    strict=True, reason="issue 15: without tools 414 of 420 first messages at 1.0 (the capital of France 26/30)"
-)
 def test_the_full_measurement_reproduces_first_messages_without_tools_at_temperature_1() -> None:
     """Issue 15's robust sampling (>= 99 % at 1.0) as ``ask --demo`` and ``serve`` run the model."""
     rate = _measured()["temperature 1"][FIRST_MESSAGES[1]]
