@@ -246,6 +246,19 @@ def random_conversation(rng: random.Random, setup: Setup, last: str | None = Non
     return [*history, *random_exchanges(rng, setup, last)]
 
 
+def _quoted(count: int, rng: random.Random) -> list[Job]:
+    """``count`` chats that end in a question the fallback names (odd ones after earlier turns; half without tools)."""
+    jobs = []
+    for number in range(count):
+        setup = random_setup(rng)
+        if number % 4 < 2:
+            setup = replace(setup, weather=False, python=None, shopping=False)
+        index = rng.choice(QUOTED_FACTS)
+        asked = exchanges.fact(index, variant(rng, FACTS[index][0]), setup.effort)
+        jobs.append(Job(setup, [*random_conversation(rng, setup), asked] if number % 2 else [asked]))
+    return jobs
+
+
 def build_examples(
     encoding: HarmonyEncoding,
     conversations: int = 10000,
@@ -313,15 +326,7 @@ def build_examples(
         asked = replace(_fallback(setup, weather_question(rng, place)[0]), kind=UNSEEN)
         jobs.append(Job(setup, [*(random_conversation(rng, setup) if number % 2 else []), asked]))
     found += render_all(renderer, jobs, workers)
-    jobs, extra = [], random.Random(seed + 2)
-    for number in range(quoted):
-        setup = random_setup(extra)
-        if number % 4 < 2:
-            setup = replace(setup, weather=False, python=None, shopping=False)
-        index = extra.choice(QUOTED_FACTS)
-        asked = exchanges.fact(index, variant(extra, FACTS[index][0]), setup.effort)
-        jobs.append(Job(setup, [*random_conversation(extra, setup), asked] if number % 2 else [asked]))
-    found += render_all(renderer, jobs, workers)
+    found += render_all(renderer, _quoted(quoted, random.Random(seed + 2)), workers)
     return found + committed_answers(renderer, found, committed, random.Random(seed + 1))
 
 
