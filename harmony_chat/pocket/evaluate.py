@@ -3,7 +3,8 @@
 ``python -m harmony_chat.pocket.evaluate`` runs the shipped model (or ``--model PATH``) in the app's
 demo setup (the demo weather MCP server and the python tool, every call approved) and reports:
 
-- held-out out-of-scope prompts and greetings answered with the honest fallback (which greets first);
+- held-out out-of-scope prompts and greetings answered with the honest fallback (which greets first),
+  and the same for the out-of-scope prompts written after the shipped build was chosen (:data:`CONFIRMATION`);
 - held-out arithmetic: one python call that computes the right result, and an answer quoting its output;
 - held-out cities: a ``get_weather`` call for the city and an answer quoting the tool (and how many got
   that or the honest fallback, never another city's weather);
@@ -40,6 +41,9 @@ from harmony_chat.pocket.heldout import held_out_prompts
 from harmony_chat.pocket.texts import fallback
 from harmony_chat.pocket.trained import trained_chats, trained_units
 from harmony_chat.pocket.weather import weather_final
+
+CONFIRMATION = "held-out out of scope, confirmation"
+"""The rate on ``out_of_scope_confirmation``: prompts no build was chosen by (``heldout.py``)."""
 
 
 @dataclass(slots=True)
@@ -254,6 +258,8 @@ def evaluate(
         rates += [overall, *by_turn]
         if first_samples:
             rates.append(first_message_rate(chat, first_samples))
+        # last, so that sampling every rate above draws the random numbers it drew before this list existed
+        rates.append(unknown_rate(chat, some(prompts["out_of_scope_confirmation"]), CONFIRMATION))
     finally:
         chat.close()
     if first_samples:

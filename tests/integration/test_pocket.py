@@ -216,7 +216,7 @@ def last_user_text(encoding: HarmonyEncoding, prompt: list[int]) -> str:
 def test_no_held_out_prompt_or_city_is_trained_on(encoding: HarmonyEncoding, examples: list[Example]) -> None:
     asked = {normalized(last_user_text(encoding, example.prompt)) for example in examples}
     held_out = held_out_prompts()
-    kinds = ("out_of_scope", "greetings", "arithmetic", "weather_questions")
+    kinds = ("out_of_scope", "greetings", "arithmetic", "weather_questions", "out_of_scope_confirmation")
     leaked = {normalized(prompt) for kind in kinds for prompt in held_out[kind] if normalized(prompt) in asked}
     assert leaked == set()
     weather = {

@@ -6,9 +6,8 @@ runs as users meet it: llama.cpp, the app's conversation core, the real python t
 weather MCP server, every call approved. Sampling at temperature 1.0 uses fixed seeds.
 
 Special tokens are sampled under harmony's grammar, as in the app. Where the shipped model misses
-a target (no garbled out-of-scope answer; 99 % of first messages without tools at 1.0; the held-out
-cities, our own), the target is a strict expected failure: it turns red once a model meets it, so
-the mark goes with the gap.
+a target (no garbled out-of-scope answer; the held-out cities, our own), the target is a strict
+expected failure: it turns red once a model meets it, so the mark goes with the gap.
 """
 
 from __future__ import annotations
@@ -21,6 +20,7 @@ import pytest
 
 from harmony_chat.pocket import pocket_manifest, pocket_model_path
 from harmony_chat.pocket.evaluate import (
+    CONFIRMATION,
     PocketChat,
     Rate,
     arithmetic_rate,
@@ -75,6 +75,12 @@ def test_held_out_unknown_prompts_get_the_honest_fallback(greedy: PocketChat) ->
     """Out of scope, greetings included (as issue 15 counts them): every greeting and 60 other prompts."""
     prompts = [*some("out_of_scope", 60), *held_out_prompts()["greetings"]]
     rate = unknown_rate(greedy, prompts, "out of scope and greetings")
+    assert at_least(rate, 0.95), explain([rate])
+
+
+def test_out_of_scope_prompts_no_build_was_chosen_by_get_the_honest_fallback(greedy: PocketChat) -> None:
+    """The confirmation list (written after the shipped build was chosen on the others): 30 of them."""
+    rate = unknown_rate(greedy, some("out_of_scope_confirmation", 30), "out of scope, confirmation")
     assert at_least(rate, 0.95), explain([rate])
 
 
@@ -141,6 +147,7 @@ def _measured() -> dict[str, dict[str, dict[str, int]]]:
 def test_the_manifest_records_the_full_measurement() -> None:
     for temperature, rates in _measured().items():
         assert rates["held-out out of scope"]["total"] == len(held_out_prompts()["out_of_scope"])
+        assert rates[CONFIRMATION]["total"] == len(held_out_prompts()["out_of_scope_confirmation"])
         assert rates["held-out arithmetic"]["total"] == len(held_out_prompts()["arithmetic"])
         assert rates["trained questions, turns 1-6"]["total"] == 240
         assert rates["trained questions, turns 1-6"]["malformed"] == 0, temperature
@@ -160,16 +167,21 @@ def test_the_full_measurement_meets_the_held_out_targets() -> None:
     for rates in _measured().values():
         for name, share in (
             ("held-out out of scope", 0.95),
+            (CONFIRMATION, 0.95),
             ("held-out greetings", 0.95),
             ("held-out arithmetic", 0.9),
         ):
             assert rates[name]["passed"] >= math.ceil(share * rates[name]["total"]), name
 
 
-@pytest.mark.xfail(strict=True, reason="issue 15: 1 and 3 of the 295 held-out out-of-scope prompts get garbled misses")
+@pytest.mark.xfail(
+    strict=True,
+    reason="issue 15, garbled misses (greedy, at 1.0): 1 and 3 of 295 held-out out of scope, 1 and 2 of 143 more",
+)
 def test_the_full_measurement_has_no_garbled_out_of_scope_answer() -> None:
     """Issue 15: out-of-scope prompts get the fallback, *none garbled* (``pocket/garbled.py`` tells which are)."""
-    assert all(rates["held-out out of scope"]["garbled"] == 0 for rates in _measured().values())
+    lists = ("held-out out of scope", CONFIRMATION)
+    assert all(rates[name]["garbled"] == 0 for rates in _measured().values() for name in lists)
 
 
 def test_the_full_measurement_got_known_questions_right_sampled() -> None:
