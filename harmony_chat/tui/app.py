@@ -104,9 +104,12 @@ class HarmonyChatApp(App[None]):
         """Show a notification as plain text, whatever ``markup`` says.
 
         Notifications name themes, files, titles and errors; read as markup, ``[/]`` in any of
-        them ended the app. Every ``notify`` (a widget's or a screen's too) lands here.
+        them ended the app. Every ``notify`` (a widget's or a screen's too) lands here. Tabs become
+        spaces: Textual sizes a toast counting a tab as one column but draws it up to eight wide,
+        which cut the toast's last lines off.
         """
-        super().notify(visible(message), title=visible(title), severity=severity, timeout=timeout, markup=False)
+        shown, heading = visible(message).expandtabs(), visible(title).expandtabs()
+        super().notify(shown, title=heading, severity=severity, timeout=timeout, markup=False)
 
     def on_mount(self) -> None:
         """Register themes and keys, then show the chat."""

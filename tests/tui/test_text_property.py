@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 from textual.fuzzy import Matcher
@@ -187,6 +187,7 @@ def test_conversation_widgets_show_any_text_exactly(live: LiveApp, text: str) ->
 
 @EXAMPLES
 @given(text=TEXT)
+@example(text="\t[[[[[[[[[[[[@click=app.quit]東京\t[")  # tabs: sized as one column, drawn as eight
 def test_notifications_inspector_and_welcome_show_any_text_exactly(live: LiveApp, text: str) -> None:
     async def show(app: HarmonyChatApp, pilot: Pilot[Any]) -> dict[str, Any]:
         app.clear_notifications()

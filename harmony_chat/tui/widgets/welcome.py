@@ -81,7 +81,8 @@ class WelcomePanel(Vertical):
             yield Markdown(f"## Welcome to harmony-chat\n\n{intro}\n\n{download}")
         else:  # the error names files and holds tool output: text, never Markdown
             yield Markdown("## Welcome to harmony-chat")
-            failure = Content.assemble(("Could not load the model: ", "bold"), literal(self.notice))
+            # tabs as spaces: Textual sizes a tab as one column but draws it up to eight (lines were cut)
+            failure = Content.assemble(("Could not load the model: ", "bold"), literal(self.notice.expandtabs()))
             yield Static(failure, classes="failure", markup=False)
             yield Markdown(download)
         if self.found:
