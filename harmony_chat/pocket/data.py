@@ -7,7 +7,7 @@ A conversation is zero to five earlier exchanges and a last one (``exchanges.py`
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import replace
 
 from openai_harmony import HarmonyEncoding
@@ -17,6 +17,7 @@ from harmony_chat.pocket import exchanges, scope
 from harmony_chat.pocket.arithmetic import arithmetic_question, parse_question
 from harmony_chat.pocket.exchanges import Exchange
 from harmony_chat.pocket.heldout import is_held_out
+from harmony_chat.pocket.prefilled import committed_answers, misled_finals, unanalysed_finals
 from harmony_chat.pocket.render import SHOPPING, Example, Job, Renderer, Setup, data_hash, render_all
 from harmony_chat.pocket.texts import (
     CHECKED,
@@ -24,10 +25,8 @@ from harmony_chat.pocket.texts import (
     CODE_SUMMARY,
     FACT_SUMMARIES,
     FACTS,
-    FALLBACKS,
     FOLLOW_UP_SUMMARIES,
     FOLLOW_UPS,
-    KNOWN_ANSWERS,
     LIST_SUMMARY,
     LISTS,
     REFUSAL,
@@ -140,6 +139,13 @@ QUOTED = 1000
 two were the first messages most often answered with the fallback itself at temperature 1.0 (README)."""
 QUOTED_FACTS = tuple(i for i, fact in enumerate(FACTS) if f'"{fact[0]}"' in fallback(python=False, weather=False))
 """The facts the fallback without tools names as examples (the capital of France, Romeo and Juliet)."""
+UNANALYSED = 0
+"""Extra answers written with no analysis message before them, which removed the commonest garbled
+miss (an out-of-scope turn opened in the final channel with the fallback's analysis as its answer);
+3,000 and 6,000 measured, neither shipped: the README's builds table says what each did."""
+MISLED = 0
+"""Extra answers after an analysis of another question or a blend of two (:func:`misled_finals`;
+3,000 measured worse: README)."""
 PASTE_LIMIT = 900
 """Pasted text longer than this (in characters) is cut: long prompts teach nothing more and cost the most."""
 
@@ -271,6 +277,8 @@ def build_examples(
     pastes: int = PASTES,
     committed: int = COMMITTED,
     quoted: int = QUOTED,
+    unanalysed: int = UNANALYSED,
+    misled: int = MISLED,
     seed: int = DATA_SEED,
     workers: int = 1,
 ) -> list[Example]:
@@ -284,7 +292,9 @@ def build_examples(
     chats that end in a long pasted text (:data:`PASTES`) and ``committed`` final answers begun with a
     known answer (:func:`committed_answers`), none shipped either; ``quoted`` extra chats that end
     in a question the fallback names (:data:`QUOTED`, half of them first messages, half without
-    tools, from their own random stream so the rest stays as it was). Copying numbers and
+    tools, from their own random stream so the rest stays as it was); ``unanalysed`` answers written
+    straight into the final channel (:func:`unanalysed_finals`, :data:`UNANALYSED`) and ``misled`` ones
+    after an analysis gone astray (:data:`MISLED`). Copying numbers and
     names is only learned from many fresh examples (a few hundred seen again and again are learned
     by heart instead), and bare ones are cheap.
     """
@@ -327,51 +337,6 @@ def build_examples(
         jobs.append(Job(setup, [*(random_conversation(rng, setup) if number % 2 else []), asked]))
     found += render_all(renderer, jobs, workers)
     found += render_all(renderer, _quoted(quoted, random.Random(seed + 2)), workers)
-    return found + committed_answers(renderer, found, committed, random.Random(seed + 1))
-
-
-_COMMITTABLE = frozenset({"fact", "follow", "fallback", "greeting", "refusal", "code"})
-
-
-def _unique_start(text: str, answer: list[int], known: Sequence[list[int]]) -> int:
-    """How many first tokens of ``answer`` tell it from every other known answer (at least two).
-
-    A sum's answer (*15 − 6 = 9.*) is told only by the whole sum: python's answers start the same way.
-    """
-    if text[:1].isdigit():
-        return len(answer) - 2  # the result and the full stop
-    length = 2
-    while any(other != answer and other[:length] == answer[:length] for other in known):
-        length += 1
-    return length
-
-
-def committed_answers(renderer: Renderer, found: Sequence[Example], count: int, rng: random.Random) -> list[Example]:
-    """``count`` final answers that already start with a few tokens of a known answer: the rest of that answer.
-
-    Whatever was asked, an answer once begun is finished as trained, never blended into another one
-    (*A spider has the largest planet.*). The prefix is part of the prompt, so only the rest is taught.
-    """
-    marker = renderer.tokens("<|channel|>final<|message|>")
-    answers = [renderer.tokens(text) for text in KNOWN_ANSWERS]
-    others = [renderer.tokens(text) for text in FALLBACKS]
-    starts = [
-        _unique_start(text, tokens, [*answers, *others]) for text, tokens in zip(KNOWN_ANSWERS, answers, strict=True)
-    ]
-    chosen: list[Example] = []
-    candidates = [example for example in found if not example.bare and example.name.split("-")[0] in _COMMITTABLE]
-    for example in rng.sample(candidates, min(count, len(candidates))):
-        completion = example.completion
-        at = next((i + len(marker) for i in range(len(completion)) if completion[i : i + len(marker)] == marker), None)
-        if at is None:
-            continue
-        if example.name in ("fallback", "greeting") and rng.random() < 0.3:
-            answer = completion[at:-1]  # its own fallback, which names the tools on offer
-            begun = rng.randint(2, len(answer) - 1)
-        else:
-            pick = rng.randrange(len(answers))
-            answer = answers[pick]
-            begun = rng.randint(starts[pick], len(answer) - 1)
-        prompt = [*example.prompt, *completion[:at], *answer[:begun]]
-        chosen.append(replace(example, name="committed", prompt=prompt, completion=[*answer[begun:], completion[-1]]))
-    return chosen
+    found += committed_answers(renderer, found, committed, random.Random(seed + 1))
+    found += unanalysed_finals(renderer, found, unanalysed, random.Random(seed + 3))
+    return found + misled_finals(renderer, found, misled, random.Random(seed + 4))

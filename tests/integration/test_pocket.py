@@ -32,7 +32,7 @@ from harmony_chat.pocket.data import (
     data_hash,
 )
 from harmony_chat.pocket.heldout import KINDS, held_out_prompts, is_held_out, normalized
-from harmony_chat.pocket.texts import FALLBACKS, KNOWN_ANSWERS
+from harmony_chat.pocket.texts import FALLBACKS
 from harmony_chat.pocket.train import Recipe
 from harmony_chat.pocket.unseen import UNSEEN
 from harmony_chat.pocket.vocab import EMBEDDING, OUTPUT, training_vocab
@@ -137,7 +137,9 @@ def test_greeting_chats_end_in_a_greeting_at_first_and_later_turns(
 
 def test_paste_chats_end_in_long_pasted_text_and_the_fallback(encoding: HarmonyEncoding) -> None:
     """The pastes block: chats that end in a long pasted text (half after earlier turns), answered with the fallback."""
-    pasted = build_examples(encoding, conversations=0, copies=0, bare_copies=0, unseen=0, pastes=24, quoted=0, seed=3)
+    pasted = build_examples(
+        encoding, conversations=0, copies=0, bare_copies=0, unseen=0, pastes=24, quoted=0, unanalysed=0, seed=3
+    )
     assert len(pasted) == 24 and {example.name for example in pasted} == {"fallback"}
     assert {example.turn for example in pasted} >= {1, 2}
     for example in pasted:
@@ -150,7 +152,9 @@ def test_paste_chats_end_in_long_pasted_text_and_the_fallback(encoding: HarmonyE
 
 def test_quoted_chats_end_in_a_question_the_fallback_names(encoding: HarmonyEncoding) -> None:
     """The quoted block: the fallback's example questions, answered as trained, half first and half without tools."""
-    quoted = build_examples(encoding, conversations=0, copies=0, bare_copies=0, unseen=0, quoted=24, seed=3)
+    quoted = build_examples(
+        encoding, conversations=0, copies=0, bare_copies=0, unseen=0, quoted=24, unanalysed=0, seed=3
+    )
     assert len(quoted) == 24
     questions = {FACTS[index][0]: FACTS[index][1] for index in QUOTED_FACTS}
     assert set(questions) == {"What is the capital of France?", "Who wrote Romeo and Juliet?"}
@@ -164,30 +168,6 @@ def test_quoted_chats_end_in_a_question_the_fallback_names(encoding: HarmonyEnco
         firsts += example.turn == 1
         without_tools += "# Tools" not in encoding.decode(example.prompt)
     assert firsts == 12 and without_tools >= 12
-
-
-def test_committed_answers_finish_the_known_answer_they_begin(encoding: HarmonyEncoding) -> None:
-    """An answer begun with enough of a known answer to tell which (a sum: all but its result) is finished as such."""
-    examples = build_examples(
-        encoding, conversations=120, copies=0, bare_copies=0, unseen=0, committed=40, quoted=0, seed=4
-    )
-    committed = [example for example in examples if example.name == "committed"]
-    assert len(committed) == 40
-    known, fallbacks = set(KNOWN_ANSWERS), set(FALLBACKS)
-    marker = encoding.encode("<|channel|>final<|message|>", allowed_special="all")
-    for example in committed:
-        at = max(i + len(marker) for i in range(len(example.prompt)) if example.prompt[i : i + len(marker)] == marker)
-        begun, rest = example.prompt[at:], example.completion
-        assert len(begun) >= 2 and rest[-1] == tk.RETURN and len(rest) >= 2
-        answer = encoding.decode([*begun, *rest[:-1]])
-        assert answer in known | fallbacks, answer
-        if answer in fallbacks:
-            continue  # its own fallback (the setup's tools decide which), begun anywhere
-        if answer[0].isdigit():
-            assert encoding.decode(begun).endswith(("= ", "=")) or len(rest) == 2, answer
-        else:
-            starting = [other for other in known | fallbacks if other.startswith(encoding.decode(begun))]
-            assert starting == [answer], (encoding.decode(begun), starting)
 
 
 def test_unseen_places_reach_the_model_as_the_stand_in(encoding: HarmonyEncoding, sample: list[Example]) -> None:
