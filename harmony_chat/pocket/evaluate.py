@@ -4,7 +4,8 @@
 demo setup (the demo weather MCP server and the python tool, every call approved) and reports:
 
 - held-out out-of-scope prompts and greetings answered with the honest fallback (which greets first),
-  and the same for the out-of-scope prompts written after the shipped build was chosen (:data:`CONFIRMATION`);
+  and the same for the out-of-scope prompts written after the shipped build was chosen
+  (:data:`CONFIRMATION`) and for those no build was screened on (:data:`FRESH`);
 - held-out arithmetic: one python call that computes the right result, and an answer quoting its output;
 - held-out cities: a ``get_weather`` call for the city and an answer quoting the tool (and how many got
   that or the honest fallback, never another city's weather);
@@ -43,7 +44,9 @@ from harmony_chat.pocket.trained import trained_chats, trained_units
 from harmony_chat.pocket.weather import weather_final
 
 CONFIRMATION = "held-out out of scope, confirmation"
-"""The rate on ``out_of_scope_confirmation``: prompts no build was chosen by (``heldout.py``)."""
+"""The rate on ``out_of_scope_confirmation``: prompts written after the shipped build was chosen (``heldout.py``)."""
+FRESH = "held-out out of scope, fresh"
+"""The rate on ``out_of_scope_fresh``: prompts no build was screened on (``heldout.py``)."""
 
 
 @dataclass(slots=True)
@@ -258,8 +261,9 @@ def evaluate(
         rates += [overall, *by_turn]
         if first_samples:
             rates.append(first_message_rate(chat, first_samples))
-        # last, so that sampling every rate above draws the random numbers it drew before this list existed
+        # last, so that sampling every rate above draws the random numbers it drew before these lists existed
         rates.append(unknown_rate(chat, some(prompts["out_of_scope_confirmation"]), CONFIRMATION))
+        rates.append(unknown_rate(chat, some(prompts["out_of_scope_fresh"]), FRESH))
     finally:
         chat.close()
     if first_samples:

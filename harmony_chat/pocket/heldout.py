@@ -1,13 +1,14 @@
 """The held-out prompts that measure the pocket gpt-oss: written by hand, never trained on.
 
-``heldout.json`` holds six lists: ``out_of_scope`` (anything the model does not know, in many
+``heldout.json`` holds seven lists: ``out_of_scope`` (anything the model does not know, in many
 languages, lengths and shapes; expected: the honest fallback), ``greetings`` (expected: a greeting
 and the fallback), ``arithmetic`` (one operation on two whole numbers; expected: a python call and
 an answer quoting its output), ``weather_cities`` and ``weather_questions`` (cities the training data
-never names), and ``out_of_scope_confirmation``: out-of-scope prompts written after the shipped
-build was chosen by its rates on the others, so they measure it without that choice's bias (none is
-a prompt of the training data, so adding them left the data as it was). The training data
-generators never read them except to leave them out (:func:`is_held_out`).
+never names), ``out_of_scope_confirmation`` (out-of-scope prompts written after the shipped build
+was chosen by its rates on the others; later builds were screened on them too) and
+``out_of_scope_fresh`` (150 more, written before those later builds were trained and never used to
+screen one). None is a prompt of the training data (adding each list left the data as it was):
+the training data generators never read them except to leave them out (:func:`is_held_out`).
 """
 
 from __future__ import annotations
@@ -18,7 +19,15 @@ from functools import cache
 from pathlib import Path
 
 _FILE = Path(__file__).with_name("heldout.json")
-KINDS = ("out_of_scope", "greetings", "arithmetic", "weather_cities", "weather_questions", "out_of_scope_confirmation")
+KINDS = (
+    "out_of_scope",
+    "greetings",
+    "arithmetic",
+    "weather_cities",
+    "weather_questions",
+    "out_of_scope_confirmation",
+    "out_of_scope_fresh",
+)
 
 
 @cache

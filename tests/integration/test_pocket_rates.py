@@ -21,6 +21,7 @@ import pytest
 from harmony_chat.pocket import pocket_manifest, pocket_model_path
 from harmony_chat.pocket.evaluate import (
     CONFIRMATION,
+    FRESH,
     PocketChat,
     Rate,
     arithmetic_rate,
@@ -78,9 +79,18 @@ def test_held_out_unknown_prompts_get_the_honest_fallback(greedy: PocketChat) ->
     assert at_least(rate, 0.95), explain([rate])
 
 
-def test_out_of_scope_prompts_no_build_was_chosen_by_get_the_honest_fallback(greedy: PocketChat) -> None:
-    """The confirmation list (written after the shipped build was chosen on the others): 30 of them."""
+def test_out_of_scope_prompts_written_after_a_choice_get_the_honest_fallback(greedy: PocketChat) -> None:
+    """The confirmation list (written after the shipped build was chosen on the first list): 30 of them."""
     rate = unknown_rate(greedy, some("out_of_scope_confirmation", 30), "out of scope, confirmation")
+    assert at_least(rate, 0.95), explain([rate])
+
+
+def test_out_of_scope_prompts_no_build_was_screened_on_get_the_honest_fallback(greedy: PocketChat) -> None:
+    """The fresh list (written before the builds after the shipped one; none was screened on it): all 150.
+
+    The whole list, not a sample: its 3 misses are 2 % of it, but 2 of them fall in a sample of 30.
+    """
+    rate = unknown_rate(greedy, list(held_out_prompts()["out_of_scope_fresh"]), "out of scope, fresh")
     assert at_least(rate, 0.95), explain([rate])
 
 
@@ -148,6 +158,7 @@ def test_the_manifest_records_the_full_measurement() -> None:
     for temperature, rates in _measured().items():
         assert rates["held-out out of scope"]["total"] == len(held_out_prompts()["out_of_scope"])
         assert rates[CONFIRMATION]["total"] == len(held_out_prompts()["out_of_scope_confirmation"])
+        assert rates[FRESH]["total"] == len(held_out_prompts()["out_of_scope_fresh"])
         assert rates["held-out arithmetic"]["total"] == len(held_out_prompts()["arithmetic"])
         assert rates["trained questions, turns 1-6"]["total"] == 240
         assert rates["trained questions, turns 1-6"]["malformed"] == 0, temperature
@@ -168,6 +179,7 @@ def test_the_full_measurement_meets_the_held_out_targets() -> None:
         for name, share in (
             ("held-out out of scope", 0.95),
             (CONFIRMATION, 0.95),
+            (FRESH, 0.95),
             ("held-out greetings", 0.95),
             ("held-out arithmetic", 0.9),
         ):
@@ -176,11 +188,11 @@ def test_the_full_measurement_meets_the_held_out_targets() -> None:
 
 @pytest.mark.xfail(
     strict=True,
-    reason="issue 15, garbled misses (greedy, at 1.0): 1 and 3 of 295 held-out out of scope, 1 and 2 of 143 more",
+    reason="issue 15, garbled misses (greedy, at 1.0): 1 and 3 of 295 out of scope, 1 and 2 of 143, 2 and 2 of 150",
 )
 def test_the_full_measurement_has_no_garbled_out_of_scope_answer() -> None:
     """Issue 15: out-of-scope prompts get the fallback, *none garbled* (``pocket/garbled.py`` tells which are)."""
-    lists = ("held-out out of scope", CONFIRMATION)
+    lists = ("held-out out of scope", CONFIRMATION, FRESH)
     assert all(rates[name]["garbled"] == 0 for rates in _measured().values() for name in lists)
 
 
