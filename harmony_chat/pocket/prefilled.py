@@ -100,6 +100,8 @@ def misled_finals(renderer: Renderer, found: Sequence[Example], count: int, rng:
     the final answer must still be the one the user's message calls for. The analysis is in the
     prompt, so only the final answer is taught.
     """
+    if count <= 0:
+        return []  # the shipped data: no need to collect every example's analysis
     marker = renderer.tokens(FINAL)
     opening = renderer.tokens("<|channel|>analysis<|message|>")
     closing = renderer.tokens("<|end|><|start|>assistant")
