@@ -1,8 +1,9 @@
 """Training examples whose prompt already holds the start of the answer: only the rest is taught.
 
-Two kinds, both built from examples already rendered (so they add no new conversations): answers
-begun with a known answer's first tokens (:func:`committed_answers`) and answers written straight
-into the final channel, with no analysis message before them (:func:`unanalysed_finals`).
+Three kinds, all built from examples already rendered (so they add no new conversations): answers
+begun with a known answer's first tokens (:func:`committed_answers`), answers written straight into
+the final channel with no analysis message before them (:func:`unanalysed_finals`), and answers
+after an analysis of another question or a blend of two (:func:`misled_finals`).
 """
 
 from __future__ import annotations
@@ -105,19 +106,19 @@ def misled_finals(renderer: Renderer, found: Sequence[Example], count: int, rng:
     marker = renderer.tokens(FINAL)
     opening = renderer.tokens("<|channel|>analysis<|message|>")
     closing = renderer.tokens("<|end|><|start|>assistant")
-    candidates = [example for example in _plain(found) if example.completion[: len(opening)] == opening]
+    answered = [
+        (example, at)
+        for example in _plain(found)
+        if example.completion[: len(opening)] == opening and (at := _final_at(marker, example.completion)) is not None
+    ]
     analyses: dict[str, list[list[int]]] = {}
-    for example in candidates:
-        at = _final_at(marker, example.completion)
-        if at is not None:
-            analysis = example.completion[len(opening) : at - len(marker) - len(closing)]
-            analyses.setdefault(example.name, []).append(analysis)
+    for example, at in answered:
+        analyses.setdefault(example.name, []).append(example.completion[len(opening) : at - len(marker) - len(closing)])
     names = sorted(analyses)
     chosen: list[Example] = []
-    for example in rng.sample(candidates, min(count, len(candidates))):
-        at = _final_at(marker, example.completion)
+    for example, at in rng.sample(answered, min(count, len(answered))):
         others = [name for name in names if name != example.name]
-        if at is None or not others:
+        if not others:
             continue
         first = rng.choice(analyses[rng.choice(others)])
         if rng.random() < 0.5:  # a blend: the start of one analysis, the rest of another (its own or not)
