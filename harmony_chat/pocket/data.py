@@ -142,7 +142,7 @@ QUOTED_FACTS = tuple(i for i, fact in enumerate(FACTS) if f'"{fact[0]}"' in fall
 UNANALYSED = 0
 """Extra answers written with no analysis message before them, which removed the commonest garbled
 miss (an out-of-scope turn opened in the final channel with the fallback's analysis as its answer);
-3,000 and 6,000 measured, neither shipped: the README's builds table says what each did."""
+3,000, 4,500 and 6,000 measured, none shipped: the README's builds table says what each did."""
 MISLED = 0
 """Extra answers after an analysis of another question or a blend of two (:func:`misled_finals`;
 3,000 measured worse: README)."""

@@ -63,10 +63,16 @@ def export_gguf(
     path: Path,
     metadata: Mapping[str, str],
     name: str = "pocket-gpt-oss",
+    logit_scale: float = 1.0,
 ) -> Path:
-    """Write the trained weights as a quantized gpt-oss GGUF."""
+    """Write the trained weights as a quantized gpt-oss GGUF, the output norm times ``logit_scale``.
+
+    The output norm's weights meet the output matrix directly, so every logit is multiplied by the
+    scale (and the zero ones stay zero): greedy choices stay the same, and sampling at temperature
+    ``t`` samples as the trained weights would at ``t / logit_scale``.
+    """
+    tensors = gguf_tensors(state, shape.layers)
+    tensors["output_norm.weight"] = tensors["output_norm.weight"] * np.float32(logit_scale)
     types = {"token_embd.weight": EMBEDDING_TYPE, "output.weight": OUTPUT_TYPE}
     types |= {f"blk.{layer}.{name}": ATTENTION_TYPE for layer in range(shape.layers) for name in _ATTENTION}
-    return write_gpt_oss_gguf(
-        path, shape, gguf_tensors(state, shape.layers), ranks, name=name, quant_types=types, metadata=metadata
-    )
+    return write_gpt_oss_gguf(path, shape, tensors, ranks, name=name, quant_types=types, metadata=metadata)

@@ -78,6 +78,13 @@ class Recipe:
     goes wrong (a final answer holding analysis text, the fallback in analysis). 1.0 (every token the
     same) trained the shipped build; the builds with 4, 8 and 16 are in the README, none shipped.
     """
+    logit_scale: float = 1.0
+    """The file's output norm is the trained one times this (:func:`~harmony_chat.pocket.export.export_gguf`).
+
+    Greedy answers stay the trained weights' own; at temperature 1.0 (the app's default) the model
+    samples as those weights would at ``1 / logit_scale``. 2.0 on the shipped build and on the 6,000
+    unanalysed turns' build is in the README's builds table; neither is shipped.
+    """
 
 
 def _rate(recipe: Recipe) -> Callable[[int], float]:
@@ -235,8 +242,12 @@ def export(
     examples: Sequence[Example],
     out: Path,
     record: dict[str, object],
+    logit_scale: float,
 ) -> list[str]:
-    """Write the GGUF and its manifest (``record`` plus hashes and the llama.cpp check); the differing examples."""
+    """Write the GGUF (:func:`export_gguf`) and its manifest (``record`` plus hashes, the llama.cpp check).
+
+    Returns the training examples llama.cpp decodes differently.
+    """
     from harmony_chat.gguf.tokenizer import read_tiktoken
     from harmony_chat.harmony.vocab import VOCAB_FILE, resolve_vocabulary
     from harmony_chat.pocket.export import ATTENTION_TYPE, EMBEDDING_TYPE, OUTPUT_TYPE, export_gguf
@@ -244,7 +255,7 @@ def export(
     digest = data_hash(examples)
     ranks = read_tiktoken(resolve_vocabulary() / VOCAB_FILE)
     metadata = {"harmony_chat.pocket.data_sha256": digest, "harmony_chat.pocket.date": POCKET_DATE}
-    export_gguf(vocab.expand(state), SHAPE, ranks, out, metadata, name=POCKET_NAME)
+    export_gguf(vocab.expand(state), SHAPE, ranks, out, metadata, name=POCKET_NAME, logit_scale=logit_scale)
     checked, failed = verify(out, examples)
     manifest = {
         "file": out.name,
@@ -304,7 +315,7 @@ def main(argv: list[str] | None = None) -> int:
         "train_seconds": seconds,
         "threads": torch.get_num_threads(),
     }
-    failed = export(state, vocab, examples, args.out, record)
+    failed = export(state, vocab, examples, args.out, record, recipe.logit_scale)
     return 0 if not failed else 1
 
 

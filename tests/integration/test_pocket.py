@@ -3,14 +3,10 @@
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import json
-import math
-from dataclasses import asdict, replace
+from dataclasses import asdict
 from pathlib import Path
-from typing import Any
 
-import numpy as np
 import pytest
 from openai_harmony import HarmonyEncoding
 
@@ -35,7 +31,7 @@ from harmony_chat.pocket.heldout import KINDS, held_out_prompts, is_held_out, no
 from harmony_chat.pocket.texts import FALLBACKS
 from harmony_chat.pocket.train import Recipe
 from harmony_chat.pocket.unseen import UNSEEN
-from harmony_chat.pocket.vocab import EMBEDDING, OUTPUT, training_vocab
+from harmony_chat.pocket.vocab import training_vocab
 
 GREEDY = ["--temperature", "0"]
 
@@ -44,24 +40,6 @@ GREEDY = ["--temperature", "0"]
 def examples(encoding: HarmonyEncoding) -> list[Example]:
     """The whole training set (about a minute to render in two processes)."""
     return build_examples(encoding, workers=2)
-
-
-@pytest.fixture(scope="module")
-def sample(encoding: HarmonyEncoding) -> list[Example]:
-    """A small set from the same generators (another seed)."""
-    return build_examples(
-        encoding,
-        conversations=600,
-        copies=100,
-        bare_copies=40,
-        unseen=60,
-        greetings=80,
-        known=60,
-        unknown=60,
-        pastes=40,
-        quoted=40,
-        seed=99,
-    )
 
 
 def ask(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
@@ -276,106 +254,3 @@ def test_two_turn_chat_reuses_the_kv_cache(encoding: HarmonyEncoding) -> None:
     assert second.stats.prompt_tokens_reused >= first.stats.prompt_tokens
     assert second.stats.prompt_tokens_evaluated == second.stats.prompt_tokens - second.stats.prompt_tokens_reused
     assert second.stats.prompt_tokens_evaluated < 40
-
-
-@pytest.mark.skipif(
-    importlib.util.find_spec("torch") is None or importlib.util.find_spec("transformers") is None,
-    reason="the train extra (torch, transformers) is not installed",
-)
-def test_training_writes_the_mean_of_the_last_steps_weights(
-    encoding: HarmonyEncoding, sample: list[Example], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from torch.optim.swa_utils import AveragedModel
-
-    from harmony_chat.pocket import train as training
-
-    chosen = sample[:20]
-    vocab = training_vocab(encoding, chosen, written_only=True)
-    seen: list[dict[str, np.ndarray]] = []
-    last: dict[str, np.ndarray] = {}
-    update = AveragedModel.update_parameters
-
-    def record(average: AveragedModel, model: Any) -> None:
-        seen.append({name: value.detach().numpy().copy() for name, value in model.state_dict().items()})
-        update(average, model)
-
-    def final(model: Any, step: int) -> None:
-        last.update({name: value.detach().numpy().copy() for name, value in model.state_dict().items()})
-
-    monkeypatch.setattr(AveragedModel, "update_parameters", record)
-    recipe = Recipe(steps=8, bare_steps=2, warmup=2, budget=30_000, copy_budget=10_000, average_steps=3)
-    state = training.train(chosen, vocab, recipe, log=lambda line: None, check=final)
-    assert len(seen) == 3  # the weights after steps 6, 7 and 8
-    assert all(seen[-1][name].tobytes() == last[name].tobytes() for name in last)  # the last one is the final model
-    for name, value in state.items():
-        assert np.allclose(value, np.mean([weights[name] for weights in seen], axis=0), atol=1e-6)
-    assert not np.allclose(state[EMBEDDING], last[EMBEDDING])  # averaged, not the last step's weights
-    monkeypatch.setattr(AveragedModel, "update_parameters", update)
-    unaveraged = training.train(chosen, vocab, replace(recipe, average_steps=0), log=lambda line: None)
-    assert all(np.array_equal(unaveraged[name], last[name]) for name in last)  # 0: the last weights, as they were
-
-
-@pytest.mark.skipif(
-    importlib.util.find_spec("torch") is None or importlib.util.find_spec("transformers") is None,
-    reason="the train extra (torch, transformers) is not installed",
-)
-def test_training_twice_gives_the_same_weights_bit_for_bit(encoding: HarmonyEncoding, sample: list[Example]) -> None:
-    """On several threads too: without PyTorch's deterministic algorithms these runs differ (by about 1e-8 here)."""
-    from harmony_chat.pocket.train import train
-
-    chosen = sample[:40]
-    vocab = training_vocab(encoding, chosen, written_only=True)
-    recipe = Recipe(steps=60, bare_steps=20, warmup=5, budget=60_000, copy_budget=20_000)
-    first = train(chosen, vocab, recipe, log=lambda line: None)
-    second = train(chosen, vocab, recipe, log=lambda line: None)
-    assert first.keys() == second.keys()
-    assert all(first[name].tobytes() == second[name].tobytes() for name in first)
-    third = train(chosen, vocab, replace(recipe, seed=recipe.seed + 1), log=lambda line: None)
-    assert not np.array_equal(third[EMBEDDING], first[EMBEDDING])  # the seed is what picks the weights
-
-
-@pytest.mark.skipif(
-    importlib.util.find_spec("torch") is None or importlib.util.find_spec("transformers") is None,
-    reason="the train extra (torch, transformers) is not installed",
-)
-@pytest.mark.parametrize("written_only", [False, True])
-def test_a_few_training_steps_run_and_export(
-    encoding: HarmonyEncoding, sample: list[Example], ranks: list[bytes], tmp_path: Path, written_only: bool
-) -> None:
-    from harmony_chat.gguf.writer import random_tensors
-    from harmony_chat.pocket.export import export_gguf, gguf_tensors
-    from harmony_chat.pocket.model import SHAPE
-    from harmony_chat.pocket.train import Recipe, train
-    from harmony_chat.pocket.vocab import training_vocab
-
-    chosen = sample[:40]
-    vocab = training_vocab(encoding, chosen, written_only=written_only)
-    logged: list[str] = []
-    recipe = Recipe(steps=60, bare_steps=20, warmup=5, budget=60_000, copy_budget=20_000)
-    state = train(chosen, vocab, recipe, log=logged.append)
-    assert [line.split()[2] for line in logged] == ["chat"]  # logged at the last step, in the chat phase
-    # it starts at a uniform guess over the whole vocabulary (a zero output matrix): a nat below it, it learned
-    assert float(logged[-1].split("loss ")[1].split()[0]) < math.log(SHAPE.vocab_size) - 1
-    mapped = gguf_tensors(vocab.expand(state), SHAPE.layers)
-    expected = random_tensors(SHAPE)
-    assert {name: value.shape for name, value in mapped.items()} == {n: v.shape for n, v in expected.items()}
-    untrained = np.ones(SHAPE.vocab_size, dtype=bool)
-    untrained[vocab.ids] = False
-    written = np.asarray(vocab.ids)[vocab.outputs]
-    read_only = np.setdiff1d(vocab.ids, written)
-    assert not mapped["output.weight"][untrained].any()  # unseen tokens score exactly 0
-    assert mapped["output.weight"][written].any()
-    if written_only:
-        assert len(read_only) > 0  # the prompts hold tokens that no completion writes
-        assert not state[OUTPUT][vocab.output_of == -1].any()  # training never gave them an output row
-        assert not mapped["output.weight"][read_only].any()  # so they score 0 like the unseen ones
-    else:
-        assert len(read_only) == 0 and (mapped["output.weight"][vocab.ids] != 0).any(axis=1).mean() > 0.9
-    stand_in = mapped["token_embd.weight"][np.flatnonzero(untrained)[:3]]
-    assert (stand_in == state[EMBEDDING][vocab.unknown]).all()  # and share the learned stand-in embedding
-    path = export_gguf(
-        vocab.expand(state), SHAPE, ranks, tmp_path / "rot.gguf", {"harmony_chat.pocket.date": POCKET_DATE}
-    )
-    backend = LlamaCppBackend(path, context_size=512)
-    assert backend.load().name == "pocket-gpt-oss"
-    backend.close()
