@@ -120,10 +120,20 @@ def test_ask_demo_in_each_mode(capsys: pytest.CaptureFixture[str]) -> None:
 def test_each_effort_gets_its_own_learned_summary(
     encoding: HarmonyEncoding, pocket: LlamaCppBackend, effort: Effort
 ) -> None:
-    question, final, *_ = FACTS[5]
-    session = ChatSession(encoding, start_date=POCKET_DATE, effort=effort)
-    conversation = ChatConversation(session, pocket, sampling=GREEDY, summarizer=Summarizer(encoding), raw_tokens=False)
-    events = list(conversation.send(question))
-    (summary,) = [event for event in events if isinstance(event, ReasoningSummary)]
-    assert summary.text == FACT_SUMMARIES[5] + (CHECKED if effort == "high" else "")
-    assert answer(events) == final
+    """Every known fact: the summary learned for this effort (high adds the check), the answer unchanged.
+
+    Learned, not looked up: greedy, the shipped build writes the other summary for one of the 33
+    facts and efforts (*What is the capital of France?* at low effort gets the python tool's), the
+    build before it for two, so one wrong summary per effort is allowed.
+    """
+    wrong = []
+    for index, (question, final, *_) in enumerate(FACTS):
+        session = ChatSession(encoding, start_date=POCKET_DATE, effort=effort)
+        summarizer = Summarizer(encoding)
+        conversation = ChatConversation(session, pocket, sampling=GREEDY, summarizer=summarizer, raw_tokens=False)
+        events = list(conversation.send(question))
+        (summary,) = [event for event in events if isinstance(event, ReasoningSummary)]
+        if summary.text != FACT_SUMMARIES[index] + (CHECKED if effort == "high" else ""):
+            wrong.append((question, summary.text))
+        assert answer(events) == final
+    assert len(wrong) <= 1, wrong
