@@ -11,7 +11,8 @@ demo setup (the demo weather MCP server and the python tool, every call approved
   that or the honest fallback, never another city's weather);
 - trained questions at turns 1 to 6 of chats, each chat after a new chat in the same process;
 - each trained question as the first message, many times when sampling, with the demo's tools and
-  without (as ``ask --demo`` and ``serve`` run it);
+  without (as ``ask --demo`` and ``serve`` run it), at the default effort and then at low and high
+  (:data:`OTHER_EFFORTS`: the rest runs at medium);
 - malformed outputs: turns in which the decoder had to repair anything;
 - garbled misses: failed turns holding anything it was not trained to write (``garbled.py``).
 
@@ -34,6 +35,7 @@ from pathlib import Path
 from harmony_chat.chat.events import ToolFinished, ToolStarted
 from harmony_chat.chat.factory import create_conversation, demo_servers, load_model, start_tools, tool_runner
 from harmony_chat.chat.options import ChatOptions
+from harmony_chat.harmony.effort import Effort
 from harmony_chat.harmony.events import Recovery
 from harmony_chat.pocket import POCKET_DATE, pocket_model_path
 from harmony_chat.pocket.arithmetic import parse_question
@@ -47,6 +49,8 @@ CONFIRMATION = "held-out out of scope, confirmation"
 """The rate on ``out_of_scope_confirmation``: prompts written after the shipped build was chosen (``heldout.py``)."""
 FRESH = "held-out out of scope, fresh"
 """The rate on ``out_of_scope_fresh``: prompts no build was screened on (``heldout.py``)."""
+OTHER_EFFORTS: tuple[Effort, ...] = ("low", "high")
+"""The efforts each known question is also asked at as a first message (the app's default is medium)."""
 
 
 @dataclass(slots=True)
@@ -215,15 +219,24 @@ def trained_rate(chat: PocketChat, chats: int, seed: int) -> tuple[Rate, list[Ra
     return overall, by_turn
 
 
-def first_message_rate(chat: PocketChat, samples: int) -> Rate:
-    """Each known question as the first message of a new chat, ``samples`` times (where one question is weak)."""
-    rate = Rate("known questions, first message" + ("" if chat.tools else ", no tools"))
+def first_message_rate(chat: PocketChat, samples: int, effort: Effort | None = None) -> Rate:
+    """Each known question as the first message of a new chat, ``samples`` times (where one question is weak).
+
+    ``effort``: asked at that reasoning effort (the name says which) instead of the chat's own.
+    """
+    name = "known questions, first message" + ("" if chat.tools else ", no tools")
+    rate = Rate(name if effort is None else f"{name}, {effort} effort")
     questions = dict(unit[0] for unit in trained_units(tools=chat.tools))
-    for question, answer in questions.items():
-        for _ in range(samples):
-            chat.new_chat()
-            turn = chat.send(question)
-            rate.add(turn.answer == answer, turn, question)
+    default = chat.conversation.effort
+    try:
+        for question, answer in questions.items():
+            for _ in range(samples):
+                chat.new_chat()
+                chat.conversation.effort = effort or default
+                turn = chat.send(question)
+                rate.add(turn.answer == answer, turn, question)
+    finally:
+        chat.conversation.effort = default
     return rate
 
 
@@ -241,7 +254,8 @@ def evaluate(
 
     ``guided``: special tokens sampled under harmony's grammar, as the app does (False: the model alone).
     ``first_samples``: how often each known question is asked as a first message, with the demo's
-    tools and without (``ask --demo``, ``serve``); 0 skips that probe.
+    tools and without (``ask --demo``, ``serve``); a third as often at each of :data:`OTHER_EFFORTS`
+    (at least once); 0 skips that probe.
     """
     prompts = held_out_prompts()
     pick = random.Random(seed)
@@ -264,12 +278,15 @@ def evaluate(
         # last, so that sampling every rate above draws the random numbers it drew before these lists existed
         rates.append(unknown_rate(chat, some(prompts["out_of_scope_confirmation"]), CONFIRMATION))
         rates.append(unknown_rate(chat, some(prompts["out_of_scope_fresh"]), FRESH))
+        if first_samples:
+            rates += [first_message_rate(chat, max(1, first_samples // 3), effort) for effort in OTHER_EFFORTS]
     finally:
         chat.close()
     if first_samples:
         bare = PocketChat(model, temperature=temperature, seed=seed, tools=False, guided=guided)
         try:
             rates.append(first_message_rate(bare, first_samples))
+            rates += [first_message_rate(bare, max(1, first_samples // 3), effort) for effort in OTHER_EFFORTS]
         finally:
             bare.close()
     return rates

@@ -22,6 +22,7 @@ from harmony_chat.pocket import pocket_manifest, pocket_model_path
 from harmony_chat.pocket.evaluate import (
     CONFIRMATION,
     FRESH,
+    OTHER_EFFORTS,
     PocketChat,
     Rate,
     arithmetic_rate,
@@ -137,6 +138,18 @@ def test_each_known_question_as_the_first_message_with_and_without_tools(
         assert at_least(rate, 1.0), explain([rate])
 
 
+def test_each_known_question_as_the_first_message_at_low_and_high_effort(
+    greedy: PocketChat, greedy_without_tools: PocketChat
+) -> None:
+    """Users switch the effort with a key: each known question right at the other two efforts too."""
+    for chat in (greedy, greedy_without_tools):
+        for effort in OTHER_EFFORTS:
+            rate = first_message_rate(chat, 1, effort)
+            assert rate.total == len({unit[0] for unit in trained_units(tools=chat.tools)}), rate.name
+            assert at_least(rate, 1.0), explain([rate])
+        assert chat.conversation.effort == "medium"  # the chat's own effort is back
+
+
 def test_known_questions_at_any_turn_sampled_at_temperature_1(sampled: PocketChat) -> None:
     overall, by_turn = trained_rate(sampled, 3, seed=6)
     assert at_least(overall, 0.99), explain(by_turn)
@@ -223,3 +236,16 @@ def test_the_full_measurement_reproduces_first_messages_without_tools_at_tempera
     """Issue 15's robust sampling (>= 99 % at 1.0) as ``ask --demo`` and ``serve`` run the model."""
     rate = _measured()["temperature 1"][FIRST_MESSAGES[1]]
     assert rate["passed"] >= math.ceil(0.99 * rate["total"])
+
+
+def test_the_full_measurement_asked_each_known_question_at_low_and_high_effort() -> None:
+    """Greedy all right; at 1.0 (10 samples of each) >= 99 %, with the demo's tools and without."""
+    measured = _measured()
+    for name, tools in zip(FIRST_MESSAGES, (True, False), strict=True):
+        questions = len({unit[0] for unit in trained_units(tools=tools)})
+        for effort in OTHER_EFFORTS:
+            greedy = measured["temperature 0"][f"{name}, {effort} effort"]
+            sampled = measured["temperature 1"][f"{name}, {effort} effort"]
+            assert greedy["passed"] == greedy["total"] == questions, (name, effort)
+            assert sampled["total"] == 10 * questions, (name, effort)
+            assert sampled["passed"] >= math.ceil(0.99 * sampled["total"]), (name, effort)
