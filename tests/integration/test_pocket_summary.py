@@ -122,9 +122,9 @@ def test_each_effort_gets_its_own_learned_summary(
 ) -> None:
     """Every known fact: the summary learned for this effort (high adds the check), the answer unchanged.
 
-    Learned, not looked up: greedy, the shipped build writes the other summary for one of the 33
-    facts and efforts (*What is the capital of France?* at low effort gets the python tool's), the
-    build before it for two, so one wrong summary per effort is allowed.
+    Learned, not looked up: greedy, the shipped build writes another summary for two of the 33 facts
+    and efforts (*What is the square root of 81?* at high effort, *What is the boiling point of water
+    in Celsius?* at medium), so one wrong summary per effort is allowed.
     """
     wrong = []
     for index, (question, final, *_) in enumerate(FACTS):
