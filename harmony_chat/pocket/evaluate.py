@@ -5,7 +5,7 @@ demo setup (the demo weather MCP server and the python tool, every call approved
 
 - held-out out-of-scope prompts and greetings answered with the honest fallback (which greets first),
   and the same for the out-of-scope prompts written after the shipped build was chosen
-  (:data:`CONFIRMATION`) and for those no build was screened on (:data:`FRESH`);
+  (:data:`CONFIRMATION`) and for those the shipped build was not screened on (:data:`FRESH`);
 - held-out arithmetic: one python call that computes the right result, and an answer quoting its output;
 - held-out cities: a ``get_weather`` call for the city and an answer quoting the tool (and how many got
   that or the honest fallback, never another city's weather);
@@ -48,7 +48,7 @@ from harmony_chat.pocket.weather import weather_final
 CONFIRMATION = "held-out out of scope, confirmation"
 """The rate on ``out_of_scope_confirmation``: prompts written after the shipped build was chosen (``heldout.py``)."""
 FRESH = "held-out out of scope, fresh"
-"""The rate on ``out_of_scope_fresh``: prompts no build was screened on (``heldout.py``)."""
+"""The rate on ``out_of_scope_fresh``: prompts the shipped build was not screened on (``heldout.py``)."""
 OTHER_EFFORTS: tuple[Effort, ...] = ("low", "high")
 """The efforts each known question is also asked at as a first message (the app's default is medium)."""
 

@@ -6,9 +6,10 @@ and the fallback), ``arithmetic`` (one operation on two whole numbers; expected:
 an answer quoting its output), ``weather_cities`` and ``weather_questions`` (cities the training data
 never names), ``out_of_scope_confirmation`` (out-of-scope prompts written after the shipped build
 was chosen by its rates on the others; later builds were screened on them too) and
-``out_of_scope_fresh`` (150 more, written before those later builds were trained and never used to
-screen one). None is a prompt of the training data (adding each list left the data as it was):
-the training data generators never read them except to leave them out (:func:`is_held_out`).
+``out_of_scope_fresh`` (150 more, written before those later builds were trained; the shipped build
+was never screened on it, builds of 2026-11-27 that were not shipped were). None is a prompt of
+the training data (adding each list left the data as it was): the training data generators never
+read them except to leave them out (:func:`is_held_out`).
 """
 
 from __future__ import annotations

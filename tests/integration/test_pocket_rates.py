@@ -86,8 +86,8 @@ def test_out_of_scope_prompts_written_after_a_choice_get_the_honest_fallback(gre
     assert at_least(rate, 0.95), explain([rate])
 
 
-def test_out_of_scope_prompts_no_build_was_screened_on_get_the_honest_fallback(greedy: PocketChat) -> None:
-    """The fresh list (written before the builds after the shipped one; none was screened on it): all 150.
+def test_out_of_scope_prompts_written_last_get_the_honest_fallback(greedy: PocketChat) -> None:
+    """The fresh list (written after the shipped build; it was never screened on it): all 150.
 
     The whole list, not a sample: its 3 misses are 2 % of it, but 2 of them fall in a sample of 30.
     """

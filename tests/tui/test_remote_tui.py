@@ -21,6 +21,7 @@ from harmony_chat.demo.weather import weather
 from harmony_chat.harmony.events import StopReason
 from harmony_chat.pocket import POCKET_DATE, pocket_model_path
 from harmony_chat.pocket.data import FACTS, FOLLOW_UPS
+from harmony_chat.pocket.texts import scaled
 from harmony_chat.tui.app import HarmonyChatApp
 from harmony_chat.tui.widgets.turn import AssistantTurn
 from tests.support.llama_server import LlamaServer, llama_server_binary, serve
@@ -125,8 +126,8 @@ async def test_chat_hides_reasoning_cycles_effort_and_shows_tokens(server: Llama
             await pilot.press("f12")
             await pilot.pause(0.2)
             analysis = turn.query_one(".analysis")
-            high = f"{follow_analysis} Double-check the request and keep the answer short and correct."
-            assert analysis.display and high in str(analysis.render())  # the raw chain of thought at high effort
+            high = scaled(follow_analysis, "high")  # the raw chain of thought at high effort
+            assert analysis.display and high in str(analysis.render())
             inspector = app.chat.inspector
             assert inspector.display and len(inspector.query_one(RichLog).lines) > 10
             channels = {token.channel for token in inspector.buffer}
