@@ -4,8 +4,8 @@
 demo setup (the demo weather MCP server and the python tool, every call approved) and reports:
 
 - held-out out-of-scope prompts and greetings answered with the honest fallback (which greets first),
-  and the same for the out-of-scope prompts written after the shipped build was chosen
-  (:data:`CONFIRMATION`) and for those the shipped build was not screened on (:data:`FRESH`);
+  and the same for three later lists of out-of-scope prompts (:data:`CONFIRMATION`, :data:`FRESH`,
+  :data:`BLIND`: the last written after the shipped build was chosen, no build screened on it);
 - held-out arithmetic: one python call that computes the right result, and an answer quoting its output;
 - held-out cities: a ``get_weather`` call for the city and an answer quoting the tool (and how many got
   that or the honest fallback, never another city's weather);
@@ -46,9 +46,11 @@ from harmony_chat.pocket.trained import trained_chats, trained_units
 from harmony_chat.pocket.weather import weather_final
 
 CONFIRMATION = "held-out out of scope, confirmation"
-"""The rate on ``out_of_scope_confirmation``: prompts written after the shipped build was chosen (``heldout.py``)."""
+"""The rate on ``out_of_scope_confirmation``: prompts written after a build was chosen (``heldout.py``)."""
 FRESH = "held-out out of scope, fresh"
-"""The rate on ``out_of_scope_fresh``: prompts the shipped build was not screened on (``heldout.py``)."""
+"""The rate on ``out_of_scope_fresh``: prompts written later still (``heldout.py``)."""
+BLIND = "held-out out of scope, blind"
+"""The rate on ``out_of_scope_blind``: prompts written after the shipped build was chosen, never screened on."""
 OTHER_EFFORTS: tuple[Effort, ...] = ("low", "high")
 """The efforts each known question is also asked at as a first message (the app's default is medium)."""
 
@@ -280,6 +282,7 @@ def evaluate(
         rates.append(unknown_rate(chat, some(prompts["out_of_scope_fresh"]), FRESH))
         if first_samples:
             rates += [first_message_rate(chat, max(1, first_samples // 3), effort) for effort in OTHER_EFFORTS]
+        rates.append(unknown_rate(chat, some(prompts["out_of_scope_blind"]), BLIND))  # last, as above
     finally:
         chat.close()
     if first_samples:

@@ -1,14 +1,15 @@
 """The held-out prompts that measure the pocket gpt-oss: written by hand, never trained on.
 
-``heldout.json`` holds seven lists: ``out_of_scope`` (anything the model does not know, in many
+``heldout.json`` holds eight lists: ``out_of_scope`` (anything the model does not know, in many
 languages, lengths and shapes; expected: the honest fallback), ``greetings`` (expected: a greeting
 and the fallback), ``arithmetic`` (one operation on two whole numbers; expected: a python call and
 an answer quoting its output), ``weather_cities`` and ``weather_questions`` (cities the training data
 never names), ``out_of_scope_confirmation`` (out-of-scope prompts written after the shipped build
 was chosen by its rates on the others; later builds were screened on them too) and
-``out_of_scope_fresh`` (150 more, written before those later builds were trained; the shipped build
-was never screened on it, builds of 2026-11-27 that were not shipped were). None is a prompt of
-the training data (adding each list left the data as it was): the training data generators never
+``out_of_scope_fresh`` (150 more, written before those later builds were trained; the builds of
+2026-11-27, the shipped one among them, were screened on it) and ``out_of_scope_blind`` (150 more,
+written after the shipped build was chosen and before it or any other build was measured on them).
+None is a prompt of the training data (adding each list left the data as it was): the training data generators never
 read them except to leave them out (:func:`is_held_out`).
 """
 
@@ -28,6 +29,7 @@ KINDS = (
     "weather_questions",
     "out_of_scope_confirmation",
     "out_of_scope_fresh",
+    "out_of_scope_blind",
 )
 
 
