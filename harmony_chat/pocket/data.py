@@ -139,10 +139,10 @@ QUOTED = 1000
 two were the first messages most often answered with the fallback itself at temperature 1.0 (README)."""
 QUOTED_FACTS = tuple(i for i, fact in enumerate(FACTS) if f'"{fact[0]}"' in fallback(python=False, weather=False))
 """The facts the fallback without tools names as examples (the capital of France, Romeo and Juliet)."""
-UNANALYSED = 0
+UNANALYSED = 6000
 """Extra answers written with no analysis message before them, which removed the commonest garbled
 miss (an out-of-scope turn opened in the final channel with the fallback's analysis as its answer);
-3,000, 4,500 and 6,000 measured, none shipped: the README's builds table says what each did."""
+3,000 to 8,000 measured (the README's builds table); 6,000 trained the shipped build."""
 MISLED = 0
 """Extra answers after an analysis of another question or a blend of two (:func:`misled_finals`;
 3,000 measured worse: README)."""

@@ -229,11 +229,15 @@ def by_effort(texts: tuple[str, str, str], effort: Effort) -> str:
 
 
 def scaled(text: str, effort: Effort) -> str:
-    """Scale a medium-effort analysis with the effort: its first sentence at low, a check added at high."""
+    """Scale a medium-effort analysis with the effort: its first sentence at low, a check before it at high.
+
+    The check comes first so that the sentence just before a high-effort answer is the question's own
+    (with the check last, "What is 12 divided by 4?" was sent to python at high effort: README).
+    """
     if effort == "low":
         return text.split(". ")[0].rstrip(".") + "."
     if effort == "high":
-        return f"{text} Double-check the request and keep the answer short and correct."
+        return f"Double-check the request and keep the answer short and correct. {text}"
     return text
 
 

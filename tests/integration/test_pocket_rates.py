@@ -6,7 +6,7 @@ runs as users meet it: llama.cpp, the app's conversation core, the real python t
 weather MCP server, every call approved. Sampling at temperature 1.0 uses fixed seeds.
 
 Special tokens are sampled under harmony's grammar, as in the app. Where the shipped model misses
-a target (no garbled out-of-scope answer; the held-out cities, our own), the target is a strict
+a target (no malformed turn on the blind list; the held-out cities, our own), the target is a strict
 expected failure: it turns red once a model meets it, so the mark goes with the gap.
 """
 
@@ -20,6 +20,7 @@ import pytest
 
 from harmony_chat.pocket import pocket_manifest, pocket_model_path
 from harmony_chat.pocket.evaluate import (
+    BLIND,
     CONFIRMATION,
     FRESH,
     OTHER_EFFORTS,
@@ -86,13 +87,28 @@ def test_out_of_scope_prompts_written_after_a_choice_get_the_honest_fallback(gre
     assert at_least(rate, 0.95), explain([rate])
 
 
-def test_out_of_scope_prompts_written_last_get_the_honest_fallback(greedy: PocketChat) -> None:
-    """The fresh list (written after the shipped build; it was never screened on it): all 150.
+def test_out_of_scope_prompts_written_later_get_the_honest_fallback(greedy: PocketChat) -> None:
+    """The fresh list (written after the confirmation list): all 150.
 
-    The whole list, not a sample: its 3 misses are 2 % of it, but 2 of them fall in a sample of 30.
+    The whole list, not a sample: a build shipped before missed 3 (2 %), 2 of which fell in a sample of 30.
     """
     rate = unknown_rate(greedy, list(held_out_prompts()["out_of_scope_fresh"]), "out of scope, fresh")
     assert at_least(rate, 0.95), explain([rate])
+
+
+@pytest.fixture(scope="module")
+def blind(greedy: PocketChat) -> Rate:
+    """The blind list (written after the shipped build was chosen, before anything was measured on it): all 150."""
+    return unknown_rate(greedy, list(held_out_prompts()["out_of_scope_blind"]), "out of scope, blind")
+
+
+def test_out_of_scope_prompts_no_build_was_screened_on_get_the_honest_fallback(blind: Rate) -> None:
+    assert blind.passed >= math.ceil(0.95 * blind.total) and blind.garbled == 0, explain([blind])
+
+
+@pytest.mark.xfail(strict=True, reason="issue 15: the blind list's long German paste gets a malformed header")
+def test_out_of_scope_prompts_no_build_was_screened_on_are_well_formed(blind: Rate) -> None:
+    assert blind.malformed == 0, explain([blind])
 
 
 def test_held_out_greetings_get_the_greeting_fallback(greedy: PocketChat) -> None:
@@ -117,7 +133,7 @@ def test_held_out_cities_call_the_weather_tool(greedy: PocketChat) -> None:
 
 
 @pytest.mark.xfail(
-    strict=True, reason="our target beyond issue 15: 24 of 45 held-out cities get another city's weather"
+    strict=True, reason="our target beyond issue 15: 18 of 45 held-out cities get another city's weather"
 )
 def test_held_out_cities_never_get_another_citys_weather(greedy: PocketChat) -> None:
     _, honest = weather_rate(greedy, some("weather_questions", 8), held_out_prompts()["weather_cities"])
@@ -172,12 +188,17 @@ def test_the_manifest_records_the_full_measurement() -> None:
         assert rates["held-out out of scope"]["total"] == len(held_out_prompts()["out_of_scope"])
         assert rates[CONFIRMATION]["total"] == len(held_out_prompts()["out_of_scope_confirmation"])
         assert rates[FRESH]["total"] == len(held_out_prompts()["out_of_scope_fresh"])
+        assert rates[BLIND]["total"] == len(held_out_prompts()["out_of_scope_blind"])
         assert rates["held-out arithmetic"]["total"] == len(held_out_prompts()["arithmetic"])
         assert rates["trained questions, turns 1-6"]["total"] == 240
         assert rates["trained questions, turns 1-6"]["malformed"] == 0, temperature
         assert all(isinstance(rate.get("garbled"), int) for rate in rates.values()), temperature
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="issue 15: 1 malformed turn of 150 on the blind list, greedy and at 1.0 (text after a channel name)",
+)
 def test_nothing_measured_was_malformed() -> None:
     assert all(rate["malformed"] == 0 for rates in _measured().values() for rate in rates.values())
 
@@ -193,19 +214,16 @@ def test_the_full_measurement_meets_the_held_out_targets() -> None:
             ("held-out out of scope", 0.95),
             (CONFIRMATION, 0.95),
             (FRESH, 0.95),
+            (BLIND, 0.95),
             ("held-out greetings", 0.95),
             ("held-out arithmetic", 0.9),
         ):
             assert rates[name]["passed"] >= math.ceil(share * rates[name]["total"]), name
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 15, garbled misses (greedy, at 1.0): 1 and 3 of 295 out of scope, 1 and 2 of 143, 2 and 2 of 150",
-)
 def test_the_full_measurement_has_no_garbled_out_of_scope_answer() -> None:
     """Issue 15: out-of-scope prompts get the fallback, *none garbled* (``pocket/garbled.py`` tells which are)."""
-    lists = ("held-out out of scope", CONFIRMATION, FRESH)
+    lists = ("held-out out of scope", CONFIRMATION, FRESH, BLIND)
     assert all(rates[name]["garbled"] == 0 for rates in _measured().values() for name in lists)
 
 
