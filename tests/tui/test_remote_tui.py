@@ -19,7 +19,7 @@ from harmony_chat.backends.remote import LlamaServerBackend
 from harmony_chat.chat.factory import create_backend, demo_servers
 from harmony_chat.demo.weather import weather
 from harmony_chat.harmony.events import StopReason
-from harmony_chat.pocket import POCKET_DATE, pocket_model_path
+from harmony_chat.pocket import POCKET_DATE, pocket_manifest, pocket_model_path
 from harmony_chat.pocket.data import FACTS, FOLLOW_UPS
 from harmony_chat.pocket.texts import scaled
 from harmony_chat.tui.app import HarmonyChatApp
@@ -31,10 +31,12 @@ from tests.tui.test_tools_tui import ask, finish, notices, rows, tools_ready, un
 
 pytestmark = pytest.mark.llama_server
 
-RAMBLE = SamplingParams(temperature=4.0, seed=0, max_tokens=2000)
+LOGIT_SCALE = float(pocket_manifest()["recipe"]["logit_scale"])
+"""How much larger the shipped file's logits are than its trained weights' (``Recipe.logit_scale``)."""
+RAMBLE = SamplingParams(temperature=4.0 * LOGIT_SCALE, seed=0, max_tokens=2000)
 """A sampling under which the pocket model answers :data:`RAMBLE_PROMPT` with up to 2,000 tokens of noise
 (seconds of generating: found by trying temperatures and seeds on the shipped model, which was trained to
-stay on its answers up to about twice the default temperature)."""
+stay on its answers up to about twice the default temperature): its trained weights sampled at 4.0."""
 RAMBLE_PROMPT = "Write a Python function that adds two numbers."
 SIZE = (130, 40)
 
