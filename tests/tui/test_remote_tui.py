@@ -31,8 +31,15 @@ from tests.tui.test_tools_tui import ask, finish, notices, rows, tools_ready, un
 
 pytestmark = pytest.mark.llama_server
 
-LOGIT_SCALE = float(pocket_manifest()["recipe"]["logit_scale"])
-"""How much larger the shipped file's logits are than its trained weights' (``Recipe.logit_scale``)."""
+
+def _logit_scale() -> float:
+    """How much larger the shipped file's logits are than its trained weights' (``Recipe.logit_scale``)."""
+    recipe = pocket_manifest()["recipe"]
+    assert isinstance(recipe, dict)
+    return float(recipe["logit_scale"])
+
+
+LOGIT_SCALE = _logit_scale()
 RAMBLE = SamplingParams(temperature=4.0 * LOGIT_SCALE, seed=0, max_tokens=2000)
 """A sampling under which the pocket model answers :data:`RAMBLE_PROMPT` with up to 2,000 tokens of noise
 (seconds of generating: found by trying temperatures and seeds on the shipped model, which was trained to
