@@ -9,8 +9,8 @@ was chosen by its rates on the others; later builds were screened on them too) a
 ``out_of_scope_fresh`` (150 more, written before those later builds were trained; the builds of
 2026-11-27, the shipped one among them, were screened on it) and ``out_of_scope_blind`` (150 more,
 written after the shipped build was chosen and before it or any other build was measured on them).
-None is a prompt of the training data (adding each list left the data as it was): the training data generators never
-read them except to leave them out (:func:`is_held_out`).
+None is a prompt of the training data (adding each list left the data as it was): the training
+data generators never read them except to leave them out (:func:`is_held_out`).
 """
 
 from __future__ import annotations
