@@ -20,7 +20,7 @@ class SamplingParams:
     json_schema: Mapping[str, object] | None = None
     """Constrain the generated text to JSON of this schema (backends with ``supports_json_schema``)."""
     harmony_structure: bool = True
-    """Sample special tokens only where harmony allows them (:mod:`harmony_chat.harmony.structure`).
+    """Sample under harmony's grammar: special tokens and header words (:mod:`harmony_chat.harmony.structure`).
 
     Honoured by backends with ``guards_structure`` (llama.cpp in process); False lets a test or a
     measurement see what the model writes unguided.

@@ -20,7 +20,7 @@ import numpy as np
 from harmony_chat.backends.base import GenerationStats, ModelBackend, ModelInfo, SamplingParams
 from harmony_chat.errors import ModelError
 from harmony_chat.gguf.inspect import check_gguf_file
-from harmony_chat.harmony.structure import StructureGuard
+from harmony_chat.harmony.structure import Allowed, StructureGuard
 
 if TYPE_CHECKING:
     from openai_harmony import HarmonyEncoding
@@ -104,7 +104,8 @@ class StructureMask:
     def __init__(self, guard: StructureGuard, prompt_length: int) -> None:
         self.guard = guard
         self.seen = prompt_length
-        self._kept: dict[frozenset[int], Any] = {}
+        self._kept: dict[tuple[frozenset[int], int | None], tuple[Any, Any]] = {}
+        """Kept ids per allowed set; each entry holds the words array its key's id names."""
 
     def __call__(self, input_ids: Any, scores: Any) -> Any:
         """Follow the tokens generated since the last call, then mask what may not come next."""
@@ -112,16 +113,24 @@ class StructureMask:
             self.guard.advance(int(token))
         self.seen = len(input_ids)
         allowed = self.guard.allowed()
-        kept = self._kept.get(allowed.specials)
-        if kept is None:
-            kept = self._kept[allowed.specials] = np.array(sorted(allowed.specials), dtype=np.intp)
+        kept = self._kept_ids(allowed)
         values = scores[kept]
-        if allowed.text:
+        if allowed.text and allowed.words is None:
             scores[FIRST_SPECIAL_ID:] = -np.inf
         else:
             scores[:] = -np.inf
         scores[kept] = values
         return scores
+
+    def _kept_ids(self, allowed: Allowed) -> Any:
+        """The ids that keep their logits: the allowed specials, and a header's allowed words."""
+        key = (allowed.specials, None if allowed.words is None else id(allowed.words))
+        found = self._kept.get(key)
+        if found is None:
+            ids = sorted(allowed.specials)
+            words = allowed.words if allowed.words is not None and allowed.text else np.empty(0, dtype=np.intp)
+            found = self._kept[key] = (np.concatenate([np.array(ids, dtype=np.intp), words]), allowed.words)
+        return found[0]
 
 
 class LlamaCppBackend(ModelBackend):

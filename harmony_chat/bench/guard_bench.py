@@ -1,4 +1,4 @@
-"""How long the structure guard takes per token: harmony's grammar of special tokens as a logits mask.
+"""How long the structure guard takes per token: harmony's grammar (special tokens, header words) as a logits mask.
 
 The guard runs inside llama.cpp's sampler on every token (``backends/llama_cpp.py``,
 :class:`~harmony_chat.backends.llama_cpp.StructureMask`). Timed here on its own, on the decoder

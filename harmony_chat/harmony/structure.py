@@ -9,8 +9,10 @@ logits (llama.cpp in process) never samples a special token out of place. That r
 construction every repair of the decoder that a misplaced special token causes (a stray token in
 content, a header cut by another header, a missing ``<|start|>`` or ``<|message|>``, a header past
 :data:`~harmony_chat.harmony.decoder.MAX_HEADER_TOKENS`, a call token on a message to no tool).
-Words are never constrained: a misspelled channel name or recipient is still repaired by the
-decoder and reported.
+The header's words are held to harmony's grammar too (:mod:`~harmony_chat.harmony.header_grammar`):
+one of the known channel names, a recipient that is a tool name, a content type, nothing else, so
+no header needs the decoder's word repairs either. A header whose words the grammar does not know
+(one a prompt already holds) is followed by its special tokens only.
 """
 
 from __future__ import annotations
@@ -19,11 +21,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
 
+import numpy as np
+from numpy.typing import NDArray
 from openai_harmony import HarmonyEncoding
 
 from harmony_chat.harmony import tokens as tk
 from harmony_chat.harmony.decoder import MAX_HEADER_TOKENS
 from harmony_chat.harmony.header import is_tool_recipient, read_header
+from harmony_chat.harmony.header_grammar import DEAD, ROLE_DONE, START
+from harmony_chat.harmony.header_mask import header_masks
 
 
 class Place(Enum):
@@ -35,12 +41,14 @@ class Place(Enum):
     """After ``<|end|>``: only ``<|start|>`` may follow."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class Allowed:
     """What may come next: these special token ids, and ordinary text or not."""
 
     specials: frozenset[int]
     text: bool
+    words: NDArray[np.intp] | None = None
+    """When given, the only ordinary tokens that may come (a header's words)."""
 
 
 _ONLY_START = Allowed(frozenset({tk.START}), text=False)
@@ -72,7 +80,10 @@ class StructureGuard:
         self._constrained = False
         self._stops: frozenset[int] = frozenset()
         """The tokens that may end the message being generated."""
+        self._masks = header_masks(encoding)
         start = max((index for index, token in enumerate(context) if token == tk.START), default=-1)
+        self._words = self._masks.grammar.number(START if start >= 0 else ROLE_DONE)
+        """The header automaton's state (``DEAD``: the header's words are not followed)."""
         for token in context[start + 1 :]:
             self.advance(token)
 
@@ -93,6 +104,10 @@ class StructureGuard:
         elif token in tk.MESSAGE_STOPS:
             self.place = Place.BETWEEN
         else:
+            if self._words != DEAD:
+                grammar = self._masks.grammar
+                special = tk.is_special(token)
+                self._words = grammar.special(self._words, token) if special else self._masks.walk(self._words, token)
             if token == tk.CHANNEL and self._channel_at is None:
                 self._channel_at = len(self._header)
             self._constrained = self._constrained or token == tk.CONSTRAIN
@@ -105,6 +120,8 @@ class StructureGuard:
         if self.place is Place.CONTENT:
             return Allowed(self._stops, text=True)
         room = self._max_header - len(self._header)
+        if self._words != DEAD:
+            return self._allowed_words(room)
         named = self._channel_at is not None and len(self._header) > self._channel_at + 1
         needed = 0 if named else 1 if self._channel_at is not None else 2  # channel token and name still to come
         specials: set[int] = set()
@@ -117,8 +134,19 @@ class StructureGuard:
         text = room >= 1 + (0 if self._channel_at is not None else needed)
         return Allowed(frozenset(specials), text)
 
+    def _allowed_words(self, room: int) -> Allowed:
+        grammar = self._masks.grammar
+        specials = frozenset(
+            token
+            for token, after in grammar.special_moves[self._words].items()
+            if token == tk.MESSAGE or grammar.closing[after] <= room
+        )
+        words = self._masks.allowed(self._words, room)
+        return Allowed(specials, text=bool(words.size), words=words)
+
     def _open_header(self) -> None:
         self.place = Place.HEADER
+        self._words = self._masks.grammar.number(START)
         self._header = []
         self._channel_at = None
         self._constrained = False

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import random
 
+import numpy as np
 import pytest
+from numpy.typing import NDArray
 from openai_harmony import HarmonyEncoding
 
+from harmony_chat.backends.llama_cpp import StructureMask
 from harmony_chat.harmony import tokens as tk
 from harmony_chat.harmony.decoder import MAX_HEADER_TOKENS, StreamDecoder
 from harmony_chat.harmony.events import Recovery
+from harmony_chat.harmony.header_grammar import ALPHABET
 from harmony_chat.harmony.structure import Place, StructureGuard
 from tests.helpers import ids
 
@@ -34,6 +38,8 @@ STRUCTURAL_REPAIRS = frozenset(
     }
 )
 """The decoder's repairs a misplaced special token causes (the rest are about words in a header)."""
+CONTENT_REPAIRS = frozenset({"malformed-arguments", "repaired-arguments", "truncated-tool-call"})
+"""Repairs of a tool call's JSON arguments: content, which the guard leaves free."""
 
 
 def _guard(encoding: HarmonyEncoding, completion: str = "") -> StructureGuard:
@@ -46,20 +52,39 @@ def _words(encoding: HarmonyEncoding) -> list[int]:
 
 
 def _walk(encoding: HarmonyEncoding, rng: random.Random, guided: bool) -> list[int]:
-    """A random completion: each token drawn from what the guard allows (or from anything)."""
+    """A random completion: each token drawn from what the guard allows (or from anything).
+
+    In a header the guided walk draws from the header's allowed words (a few of the pool's, or
+    any of them), so it writes channel names, recipients and content types of every shape.
+    """
     guard = _guard(encoding)
     words = _words(encoding)
     completion: list[int] = []
     while len(completion) < 3000:
         allowed = guard.allowed()
         specials = sorted(allowed.specials) if guided else SPECIALS
-        pool = specials + (words if allowed.text or not guided else [])
-        token = rng.choice(specials) if specials and rng.random() < 0.3 else rng.choice(pool)
+        pool = words if allowed.text or not guided else []
+        if guided and allowed.words is not None:
+            header_words = allowed.words
+            known = [word for word in words if word in _as_set(header_words)]
+            drawn = [int(rng.choice(header_words))] if header_words.size else []
+            pool = known if known and rng.random() < 0.7 else drawn
+        token = rng.choice(specials) if specials and (not pool or rng.random() < 0.3) else rng.choice(pool)
         completion.append(token)
         guard.advance(token)
         if token in tk.GENERATION_STOPS:
             break
     return completion
+
+
+_SETS: dict[int, tuple[object, frozenset[int]]] = {}
+
+
+def _as_set(words: NDArray[np.intp]) -> frozenset[int]:
+    """The guard's cached words array as a set (cached by identity, holding the array)."""
+    if id(words) not in _SETS:
+        _SETS[id(words)] = (words, frozenset(words.tolist()))
+    return _SETS[id(words)][1]
 
 
 def _repairs(encoding: HarmonyEncoding, completion: list[int]) -> set[str]:
@@ -70,14 +95,26 @@ def _repairs(encoding: HarmonyEncoding, completion: list[int]) -> set[str]:
     return kinds
 
 
-def test_random_completions_the_guard_allows_never_need_a_structural_repair(encoding: HarmonyEncoding) -> None:
+def test_random_completions_the_guard_allows_never_need_a_repair(encoding: HarmonyEncoding) -> None:
     rng = random.Random(5)
     ended = 0
+    headers: set[str] = set()
     for _ in range(300):
         completion = _walk(encoding, rng, guided=True)
         ended += completion[-1] in tk.GENERATION_STOPS
-        assert not _repairs(encoding, completion) & STRUCTURAL_REPAIRS, encoding.decode(completion)
+        assert not _repairs(encoding, completion) - CONTENT_REPAIRS, encoding.decode(completion)
+        headers.update(_headers(encoding.decode(completion)))
     assert ended > 280  # the walks reach a stop token: they cover whole completions
+    assert any(" to=" in header for header in headers) and any("<|constrain|>" in header for header in headers)
+    assert {"analysis", "commentary", "final"} <= {_channel(header) for header in headers}
+
+
+def _headers(text: str) -> list[str]:
+    return [part.split("<|message|>")[0] for part in text.split("<|start|>") if "<|message|>" in part]
+
+
+def _channel(header: str) -> str:
+    return header.split("<|channel|>")[1].split(" ")[0].split("<|")[0]
 
 
 def test_the_same_walk_unguided_needs_structural_repairs(encoding: HarmonyEncoding) -> None:
@@ -89,7 +126,7 @@ def test_the_same_walk_unguided_needs_structural_repairs(encoding: HarmonyEncodi
 def test_a_header_needs_its_channel_named_before_the_message_token(encoding: HarmonyEncoding) -> None:
     guard = _guard(encoding)
     assert guard.place is Place.HEADER
-    assert guard.allowed().specials == {tk.CHANNEL, tk.CONSTRAIN} and guard.allowed().text
+    assert guard.allowed().specials == {tk.CHANNEL} and guard.allowed().text
     guard.advance(tk.CHANNEL)
     assert guard.allowed().specials == set()  # no second channel, no constrain before the name
     guard.advance(ids(encoding, "final")[0])
@@ -120,25 +157,53 @@ def test_after_an_end_token_only_a_start_token_may_follow(encoding: HarmonyEncod
     assert guard.place is Place.BETWEEN
     assert guard.allowed().specials == {tk.START} and not guard.allowed().text
     guard.advance(tk.START)
-    assert guard.allowed().specials == {tk.CHANNEL, tk.CONSTRAIN} and guard.allowed().text  # a fresh header
+    assert guard.allowed().specials == set() and _allows(guard, encoding, "assistant")  # a fresh header: its role
+
+
+def _allows(guard: StructureGuard, encoding: HarmonyEncoding, text: str) -> bool:
+    """Whether the guard lets ``text``'s tokens come one after another (following them as it goes)."""
+    for token in ids(encoding, text):
+        allowed = guard.allowed()
+        words = allowed.words
+        if token not in allowed.specials and not (allowed.text and (words is None or token in words)):
+            return False
+        guard.advance(token)
+    return True
 
 
 def test_a_header_is_closed_before_the_decoder_would_overflow_it(encoding: HarmonyEncoding) -> None:
-    first = "<|channel|>analysis<|message|>x<|end|><|start|>"
-    word = ids(encoding, " hello")[0]
+    first = "<|channel|>analysis<|message|>x<|end|><|start|>assistant<|channel|>commentary to=functions.a"
+    piece = ids(encoding, "_b")
+    assert len(piece) == 1
     guard = _guard(encoding, first)
-    header = 0
-    while guard.allowed().text:
-        guard.advance(word)
-        header += 1
-    assert header == MAX_HEADER_TOKENS - 2 and guard.allowed().specials == {tk.CHANNEL}
-    guard.advance(tk.CHANNEL)
-    assert guard.allowed().text and guard.allowed().specials == set()
-    guard.advance(word)
-    assert not guard.allowed().text and guard.allowed().specials == {tk.MESSAGE}
+    grown = 0
+    while _allows(guard, encoding, "_b"):
+        grown += 1
+    assert guard.allowed().specials == {tk.MESSAGE} and not guard.allowed().text
     start = ids(encoding, first)
-    assert "header-overflow" not in _repairs(encoding, [*start, *[word] * header, tk.CHANNEL, word, tk.MESSAGE])
-    assert "header-overflow" in _repairs(encoding, [*start, *[word] * (header + 1), tk.CHANNEL, word, tk.MESSAGE])
+    header = len(ids(encoding, "assistant<|channel|>commentary to=functions.a"))
+    assert header + grown == MAX_HEADER_TOKENS
+    assert "header-overflow" not in _repairs(encoding, [*start, *piece * grown, tk.MESSAGE])
+    assert "header-overflow" in _repairs(encoding, [*start, *piece * (grown + 1), tk.MESSAGE])
+
+
+def test_a_long_header_still_leaves_room_for_a_channel_name(encoding: HarmonyEncoding) -> None:
+    """A recipient before the channel may only grow while the channel token and a name still fit."""
+    first = "<|channel|>analysis<|message|>x<|end|><|start|>assistant to=functions.a"
+    guard = _guard(encoding, first)
+    while _allows(guard, encoding, "_b"):
+        pass
+    rng = random.Random(3)
+    closing: list[int] = []
+    while tk.MESSAGE not in guard.allowed().specials:
+        allowed = guard.allowed()
+        options = sorted(allowed.specials) + (allowed.words.tolist() if allowed.words is not None else [])
+        closing.append(rng.choice(options))
+        guard.advance(closing[-1])
+    header = encoding.decode(closing)
+    assert header.startswith("<|channel|>") and _channel(header) in {"analysis", "commentary", "final"}
+    whole = [*ids(encoding, first), *ids(encoding, "_b") * 0, *closing, tk.MESSAGE]
+    assert not _repairs(encoding, whole)
 
 
 def test_a_restarted_stream_continues_from_the_completion_in_its_prompt(encoding: HarmonyEncoding) -> None:
@@ -146,3 +211,81 @@ def test_a_restarted_stream_continues_from_the_completion_in_its_prompt(encoding
     assert restarted.place is Place.CONTENT and restarted.allowed().specials == {tk.END, tk.RETURN}
     bare = StructureGuard(encoding, [])
     assert bare.place is Place.HEADER and tk.CHANNEL in bare.allowed().specials
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        "<|channel|>analysis",
+        "<|channel|>commentary",
+        "<|channel|>final",
+        "<|channel|>commentary to=functions.get_weather <|constrain|>json",
+        "<|channel|>commentary to=functions.generate_file<|constrain|>json",
+        "<|channel|>commentary to=functions.get_weather json",
+        "<|channel|>commentary to=browser.search code",
+        "<|channel|>analysis to=python code",
+        "<|channel|>commentary to=assistant",
+        "<|channel|>commentary<|constrain|>json",
+        "<|channel|>final <|constrain|> json",
+        " to=functions.lookup_weather<|channel|>commentary <|constrain|>json",
+        " to=lookup_weather<|channel|>analysis code",
+        " to=functions.get-weather_2<|channel|>commentary json",
+    ],
+)
+def test_every_header_gpt_oss_writes_is_allowed(encoding: HarmonyEncoding, header: str) -> None:
+    """The format guide's headers, the golden vectors' and the variants gpt-oss emits, token by token."""
+    guard = _guard(encoding)
+    assert _allows(guard, encoding, header + "<|message|>")
+    assert guard.place is Place.CONTENT
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        "<|channel|>analysis, the pocket gpt-oss-oss-20b-GGUF",  # the pocket model's blind German paste
+        "<|channel|>thinking",
+        "<|channel|>analysis json",
+        "<|channel|>final answer",
+        "<|channel|>commentary to=functions.get_weather to=python",
+        "<|channel|>commentary to=functions.get_weather json code",
+        "<|channel|>commentary to=<|constrain|>json",
+        "<|channel|>commentary to=functions. x",
+        "<|channel|>commentary <|constrain|>json <|constrain|>json",
+        " hello<|channel|>final",
+        " to=functions.x to=python<|channel|>commentary",
+    ],
+)
+def test_header_words_the_decoder_would_repair_or_drop_are_not_allowed(encoding: HarmonyEncoding, header: str) -> None:
+    assert not _allows(_guard(encoding), encoding, header + "<|message|>")
+
+
+def test_what_follows_a_channel_name(encoding: HarmonyEncoding) -> None:
+    guard = _guard(encoding, "<|channel|>analysis")
+    allowed = guard.allowed()
+    assert allowed.specials == {tk.MESSAGE, tk.CONSTRAIN} and allowed.words is not None
+    assert {encoding.decode([int(token)]) for token in allowed.words} == {" ", " t", " to"}
+
+
+def test_a_header_the_grammar_does_not_know_is_followed_by_its_special_tokens_only(encoding: HarmonyEncoding) -> None:
+    """A prompt may already hold an odd header (a restart); the guard then keeps the old, looser rule."""
+    guard = _guard(encoding, "<|channel|>analysis, odd")
+    allowed = guard.allowed()
+    assert allowed.words is None and allowed.text and allowed.specials == {tk.MESSAGE, tk.CONSTRAIN}
+
+
+def test_the_mask_keeps_only_a_headers_allowed_tokens(encoding: HarmonyEncoding) -> None:
+    prompt = ids(encoding, PROMPT_END + "<|channel|>analysis")
+    mask = StructureMask(StructureGuard(encoding, prompt), len(prompt))
+    scores = np.zeros(tk.VOCAB_SIZE, dtype=np.single)
+    mask(np.array(prompt), scores)
+    kept = {encoding.decode([int(token)]) for token in np.flatnonzero(np.isfinite(scores))}
+    assert kept == {" ", " t", " to", "<|message|>", "<|constrain|>"}
+    scores = np.zeros(tk.VOCAB_SIZE, dtype=np.single)
+    mask(np.array([*prompt, tk.MESSAGE]), scores)  # content: every ordinary token, and the stop token
+    assert np.isfinite(scores[: tk.FIRST_SPECIAL]).all()
+    assert np.flatnonzero(np.isfinite(scores[tk.FIRST_SPECIAL :])).tolist() == [tk.END - tk.FIRST_SPECIAL]
+
+
+def test_every_character_a_header_may_hold_is_a_token_of_its_own(encoding: HarmonyEncoding) -> None:
+    """The room the guard keeps to close a header counts one token per character: never more."""
+    assert all(len(ids(encoding, char)) == 1 for char in ALPHABET)
