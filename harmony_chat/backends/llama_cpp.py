@@ -20,6 +20,7 @@ import numpy as np
 from harmony_chat.backends.base import GenerationStats, ModelBackend, ModelInfo, SamplingParams
 from harmony_chat.errors import ModelError
 from harmony_chat.gguf.inspect import check_gguf_file
+from harmony_chat.harmony.header_mask import header_masks
 from harmony_chat.harmony.structure import Allowed, StructureGuard
 
 if TYPE_CHECKING:
@@ -213,6 +214,8 @@ class LlamaCppBackend(ModelBackend):
                 f"llama.cpp could not load {self.model_path.name}: {error} ({_last_error_line()})"
             ) from error
         self._check_vocabulary()
+        if self._encoding is not None:
+            header_masks(self._encoding)  # the header grammar's vocabulary, read now rather than in the first turn
         offload = bool(llama_cpp.llama_supports_gpu_offload()) and self.gpu_layers != 0
         self._info = ModelInfo(
             name=self._llm.metadata.get("general.name") or self.model_path.stem,

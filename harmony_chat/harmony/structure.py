@@ -120,8 +120,8 @@ class StructureGuard:
         if self.place is Place.CONTENT:
             return Allowed(self._stops, text=True)
         room = self._max_header - len(self._header)
-        if self._words != DEAD:
-            return self._allowed_words(room)
+        if self._words != DEAD and (words := self._allowed_words(room)) is not None:
+            return words
         named = self._channel_at is not None and len(self._header) > self._channel_at + 1
         needed = 0 if named else 1 if self._channel_at is not None else 2  # channel token and name still to come
         specials: set[int] = set()
@@ -134,7 +134,8 @@ class StructureGuard:
         text = room >= 1 + (0 if self._channel_at is not None else needed)
         return Allowed(frozenset(specials), text)
 
-    def _allowed_words(self, room: int) -> Allowed:
+    def _allowed_words(self, room: int) -> Allowed | None:
+        """What the header grammar allows (None where it allows nothing: a prompt's header too long to close)."""
         grammar = self._masks.grammar
         specials = frozenset(
             token
@@ -142,7 +143,7 @@ class StructureGuard:
             if token == tk.MESSAGE or grammar.closing[after] <= room
         )
         words = self._masks.allowed(self._words, room)
-        return Allowed(specials, text=bool(words.size), words=words)
+        return Allowed(specials, text=bool(words.size), words=words) if specials or words.size else None
 
     def _open_header(self) -> None:
         self.place = Place.HEADER

@@ -289,3 +289,12 @@ def test_the_mask_keeps_only_a_headers_allowed_tokens(encoding: HarmonyEncoding)
 def test_every_character_a_header_may_hold_is_a_token_of_its_own(encoding: HarmonyEncoding) -> None:
     """The room the guard keeps to close a header counts one token per character: never more."""
     assert all(len(ids(encoding, char)) == 1 for char in ALPHABET)
+
+
+def test_a_prompts_header_too_long_to_close_in_grammar_falls_back_to_the_special_token_rule(
+    encoding: HarmonyEncoding,
+) -> None:
+    """A restart whose prompt already holds a 62-token header: no channel name fits, the old rule decides."""
+    guard = _guard(encoding, " to=functions.a" + "_b" * 57)
+    allowed = guard.allowed()
+    assert allowed.words is None and allowed.specials == {tk.CHANNEL} and not allowed.text
