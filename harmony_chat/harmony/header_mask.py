@@ -4,7 +4,7 @@ Each state of :class:`~harmony_chat.harmony.header_grammar.HeaderGrammar` is wal
 every candidate token of the vocabulary at the same time (numpy), and the token ids that keep the
 header well formed *and* leave room to close it are kept for the rest of the process. Candidates
 are the ordinary tokens whose text is printable ASCII of at most :data:`LONGEST` characters (no
-header word of gpt-oss is a longer single token; 118,886 of o200k's 199,998 qualify).
+header word of gpt-oss is a longer single token; 125,498 of o200k's 199,998 qualify).
 """
 
 from __future__ import annotations

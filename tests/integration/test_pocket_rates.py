@@ -106,7 +106,6 @@ def test_out_of_scope_prompts_no_build_was_screened_on_get_the_honest_fallback(b
     assert blind.passed >= math.ceil(0.95 * blind.total) and blind.garbled == 0, explain([blind])
 
 
-@pytest.mark.xfail(strict=True, reason="issue 15: the blind list's long German paste gets a malformed header")
 def test_out_of_scope_prompts_no_build_was_screened_on_are_well_formed(blind: Rate) -> None:
     assert blind.malformed == 0, explain([blind])
 
@@ -195,10 +194,6 @@ def test_the_manifest_records_the_full_measurement() -> None:
         assert all(isinstance(rate.get("garbled"), int) for rate in rates.values()), temperature
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 15: 1 malformed turn of 150 on the blind list, greedy and at 1.0 (text after a channel name)",
-)
 def test_nothing_measured_was_malformed() -> None:
     assert all(rate["malformed"] == 0 for rates in _measured().values() for rate in rates.values())
 
