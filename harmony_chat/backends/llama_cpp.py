@@ -114,6 +114,14 @@ class StructureMask:
             self.guard.advance(int(token))
         self.seen = len(input_ids)
         allowed = self.guard.allowed()
+        if allowed.refused is not None:  # most words may come: mask the others
+            for refused in allowed.refused:
+                scores[refused] = -np.inf
+            kept = self._kept_ids(Allowed(allowed.specials, text=True))
+            values = scores[kept]
+            scores[FIRST_SPECIAL_ID:] = -np.inf
+            scores[kept] = values
+            return scores
         kept = self._kept_ids(allowed)
         values = scores[kept]
         if allowed.text and allowed.words is None:

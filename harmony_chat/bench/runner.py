@@ -63,6 +63,7 @@ class BenchReport:
             "pipeline_decode_tokens_per_s": round(self.decode.pipeline_tokens_per_s, 2),
             "pipeline_ratio": round(self.decode.ratio, 4),
             "structure_guard_us_per_token": round(self.guard.microseconds_per_token, 3),
+            "structure_guard_header_us_per_token": round(self.guard.header_microseconds_per_token, 3),
             "chat_tokens_per_turn": self.settings.chat_tokens,
             "chat_turns": [_turn(figure) for figure in self.chat],
             "template_chat_turns": [_turn(figure) for figure in self.template_chat] if self.template_chat else None,
@@ -130,6 +131,11 @@ def print_report(report: BenchReport, out: IO[str], as_json: bool) -> None:
         "special tokens under harmony's grammar",
         f"{data['structure_guard_us_per_token']} µs/token",
         "the structure guard's mask",
+    )
+    table.add_row(
+        "header words under harmony's grammar",
+        f"{data['structure_guard_header_us_per_token']} µs/token",
+        "the same mask on header tokens only",
     )
     table.add_row(
         "tool arguments under the JSON grammar",

@@ -49,8 +49,13 @@ class HeaderMasks:
         table[:, _PAD] = np.arange(states + 1)
         self._table = table
         self._closing = np.array([float("inf"), *self.grammar.closing])
+        never = np.ones(tk.FIRST_SPECIAL, dtype=bool)
+        never[self.ids] = False
+        self.never: NDArray[np.intp] = np.flatnonzero(never)
+        """The ordinary tokens that are never a header's words."""
+        self.never.flags.writeable = False
         self._ends: dict[int, NDArray[np.intp]] = {}
-        self._allowed: dict[tuple[int, int], NDArray[np.intp]] = {}
+        self._allowed: dict[tuple[int, int], tuple[NDArray[np.intp], NDArray[np.intp] | None]] = {}
         self._most = int(max(cost for cost in self.grammar.closing if cost != float("inf")))
 
     def text(self, token: int) -> str | None:
@@ -62,15 +67,23 @@ class HeaderMasks:
         text = self.text(token)
         return DEAD if text is None else self.grammar.walk(state, text)
 
-    def allowed(self, state: int, room: int) -> NDArray[np.intp]:
-        """The token ids that may come in ``state`` with ``room`` header tokens left (before ``<|message|>``)."""
+    def allowed(self, state: int, room: int) -> tuple[NDArray[np.intp], NDArray[np.intp] | None]:
+        """The token ids that may come in ``state`` with ``room`` header tokens left (before ``<|message|>``).
+
+        Returns those ids, and, when most candidates may come, the candidates that may not (masking
+        them and :attr:`never` is then cheaper than keeping the allowed ones); else None.
+        """
         key = (state, min(room, self._most + 1))
         found = self._allowed.get(key)
         if found is None:
             ends = self._end_rows(state)
             fits = (ends != 0) & (self._closing[ends] <= room)
-            found = self._allowed[key] = self.ids[fits]
-            found.flags.writeable = False
+            words = np.sort(self.ids[fits])
+            refused = np.sort(self.ids[~fits]) if 2 * len(words) > len(self.ids) else None
+            for array in (words, refused):
+                if array is not None:
+                    array.flags.writeable = False
+            found = self._allowed[key] = (words, refused)
         return found
 
     def _end_rows(self, state: int) -> NDArray[np.intp]:

@@ -49,6 +49,8 @@ class Allowed:
     text: bool
     words: NDArray[np.intp] | None = None
     """When given, the only ordinary tokens that may come (a header's words)."""
+    refused: tuple[NDArray[np.intp], ...] | None = None
+    """With ``words``, when most ordinary tokens may come: the ones that may not (cheaper to mask)."""
 
 
 _ONLY_START = Allowed(frozenset({tk.START}), text=False)
@@ -142,8 +144,11 @@ class StructureGuard:
             for token, after in grammar.special_moves[self._words].items()
             if token == tk.MESSAGE or grammar.closing[after] <= room
         )
-        words = self._masks.allowed(self._words, room)
-        return Allowed(specials, text=bool(words.size), words=words) if specials or words.size else None
+        words, refused = self._masks.allowed(self._words, room)
+        if not specials and not words.size:
+            return None
+        masked = None if refused is None else (self._masks.never, refused)
+        return Allowed(specials, text=bool(words.size), words=words, refused=masked)
 
     def _open_header(self) -> None:
         self.place = Place.HEADER

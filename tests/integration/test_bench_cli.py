@@ -38,6 +38,7 @@ def test_bench_reports_every_figure(capsys: pytest.CaptureFixture[str], tiny_ggu
         "decoder_us_per_token",
         "pipeline_ratio",
         "structure_guard_us_per_token",
+        "structure_guard_header_us_per_token",
     ):
         assert report[key] > 0, key
     assert report["decoder_tokens"] > 10000 and report["prompt_tokens"] > 50

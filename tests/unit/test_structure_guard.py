@@ -298,3 +298,14 @@ def test_a_prompts_header_too_long_to_close_in_grammar_falls_back_to_the_special
     guard = _guard(encoding, " to=functions.a" + "_b" * 57)
     allowed = guard.allowed()
     assert allowed.words is None and allowed.specials == {tk.CHANNEL} and not allowed.text
+
+
+def test_the_mask_keeps_exactly_the_allowed_tokens_where_most_words_may_come(encoding: HarmonyEncoding) -> None:
+    """In a recipient most ASCII tokens may come: the mask then works on the refused ones, to the same effect."""
+    prompt = ids(encoding, PROMPT_END + "<|channel|>commentary to=functions.get")
+    guard = StructureGuard(encoding, prompt)
+    allowed = guard.allowed()
+    assert allowed.refused is not None and allowed.words is not None and allowed.words.size > 100_000
+    scores = np.zeros(tk.VOCAB_SIZE, dtype=np.single)
+    StructureMask(guard, len(prompt))(np.array(prompt), scores)
+    assert set(np.flatnonzero(np.isfinite(scores)).tolist()) == {*allowed.words.tolist(), *allowed.specials}
