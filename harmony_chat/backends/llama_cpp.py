@@ -100,7 +100,7 @@ class JsonSpecialGuard:
 
 
 class StructureMask:
-    """Masks the special tokens harmony does not allow next (a :class:`StructureGuard` as a logits processor)."""
+    """Masks the tokens harmony's grammar does not allow next, special or header words (a :class:`StructureGuard`)."""
 
     def __init__(self, guard: StructureGuard, prompt_length: int) -> None:
         self.guard = guard
