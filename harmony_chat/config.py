@@ -20,10 +20,10 @@ import tomlkit
 from pydantic import AfterValidator, Field, PrivateAttr, ValidationError
 from pydantic_settings import (
     BaseSettings,
+    InitSettingsSource,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
     SettingsError,
-    TomlConfigSettingsSource,
 )
 from tomlkit.exceptions import TOMLKitError
 
@@ -175,23 +175,29 @@ BindingId = Annotated[str, AfterValidator(_known_binding)]
 _reading: ContextVar[_ConfigFileSource | None] = ContextVar("harmony_chat_config_file", default=None)
 
 
-class _ConfigFileSource(TomlConfigSettingsSource):
-    """The config file as a settings source; keeps its text so that errors can name lines."""
+class _ConfigFileSource(InitSettingsSource):
+    """The config file as a settings source; keeps its text so that errors can name lines.
+
+    Built on pydantic-settings' public ``InitSettingsSource`` (the file is read here, once), so no
+    private method of the library is overridden.
+    """
 
     def __init__(self, settings_cls: type[BaseSettings], path: Path) -> None:
         self.path = path
         self.text = ""
-        super().__init__(settings_cls, toml_file=path)
+        super().__init__(settings_cls, self._read(path))
 
-    def _read_file(self, file_path: Path) -> dict[str, Any]:
+    def _read(self, path: Path) -> dict[str, Any]:
+        if not path.exists():
+            return {}
         try:
-            self.text = file_path.read_text(encoding="utf-8")
+            self.text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as error:
-            raise ConfigError(f"cannot read config file {file_path}: {error}") from error
+            raise ConfigError(f"cannot read config file {path}: {error}") from error
         try:
             return tomllib.loads(self.text)
         except tomllib.TOMLDecodeError as error:
-            raise ConfigError(f"config file {file_path}: {error}") from error
+            raise ConfigError(f"config file {path}: {error}") from error
 
 
 class Settings(BaseSettings):
