@@ -144,6 +144,9 @@ def bench(
     gpu_layers: Annotated[int, typer.Option("--gpu-layers", min=-1, help="Layers to offload (-1: all).")] = 0,
     threads: ThreadsOpt = None,
     chat_tokens: Annotated[int, typer.Option("--chat-tokens", min=1, help="Tokens per turn of the chat.")] = 64,
+    long_tokens: Annotated[
+        int, typer.Option("--long-tokens", min=8, help="Long answers of the per-token breakdown.")
+    ] = 4096,
     json_output: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Measure the model and every layer harmony-chat adds on top of it (--tui: the chat app)."""
@@ -152,7 +155,7 @@ def bench(
     if model is not None:
         from harmony_chat.bench.runner import BenchSettings, print_report, run_bench
 
-        report = run_bench(BenchSettings(model, tokens, runs, ctx, gpu_layers, threads, chat_tokens))
+        report = run_bench(BenchSettings(model, tokens, runs, ctx, gpu_layers, threads, chat_tokens, long_tokens))
         print_report(report, sys.stdout, json_output)
     if url is not None:
         from harmony_chat.backends.remote import create_remote_backend

@@ -115,6 +115,11 @@ class StructureGuard:
             self._constrained = self._constrained or token == tk.CONSTRAIN
             self._header.append(token)
 
+    @property
+    def content_stops(self) -> frozenset[int]:
+        """The tokens that may end the message whose content is being generated."""
+        return self._stops
+
     def allowed(self) -> Allowed:
         """The special tokens that may come next, and whether ordinary text may."""
         if self.place is Place.BETWEEN:
@@ -158,11 +163,25 @@ class StructureGuard:
         self._constrained = False
 
     def _open_content(self) -> None:
-        header = read_header(str(self._encoding.decode(self._header)), closed=True)
-        if is_tool_recipient(header.recipient):
-            self._stops = _CALL_STOPS
-        elif header.channel == "final":
-            self._stops = _FINAL_STOPS
-        else:
-            self._stops = _OTHER_STOPS
+        self._stops = message_stops(self._encoding, self._header)
         self.place = Place.CONTENT
+
+
+def message_stops(encoding: HarmonyEncoding, header: Sequence[int]) -> frozenset[int]:
+    """The tokens that may end a message with this header (its tokens between ``<|start|>`` and ``<|message|>``)."""
+    read = read_header(str(encoding.decode(list(header))), closed=True)
+    if is_tool_recipient(read.recipient):
+        return _CALL_STOPS
+    return _FINAL_STOPS if read.channel == "final" else _OTHER_STOPS
+
+
+def open_message_stops(encoding: HarmonyEncoding, tokens: Sequence[int]) -> frozenset[int] | None:
+    """The stops of the message whose content ``tokens`` end inside, or None when they end elsewhere."""
+    start = max((index for index, token in enumerate(tokens) if token == tk.START), default=-1)
+    header = list(tokens[start + 1 :])
+    if tk.MESSAGE not in header:
+        return None
+    end = header.index(tk.MESSAGE)
+    if any(token in tk.MESSAGE_STOPS for token in header[end + 1 :]):
+        return None
+    return message_stops(encoding, header[:end])

@@ -26,6 +26,8 @@ def test_bench_reports_every_figure(capsys: pytest.CaptureFixture[str], tiny_ggu
             "--json",
             "--chat-tokens",
             "16",
+            "--long-tokens",
+            "24",
         ]
     )
     report = json.loads(capsys.readouterr().out)
@@ -54,15 +56,40 @@ def test_bench_reports_every_figure(capsys: pytest.CaptureFixture[str], tiny_ggu
     assert report["grammar_extra_ms_per_token"] == pytest.approx(
         report["grammar_constrained_ms_per_token"] - report["grammar_free_ms_per_token"], abs=0.002
     )
+    costs = report["token_costs"]
+    assert [(row["tokens"], row["response_format"]) for row in costs] == [
+        (16, False),
+        (16, True),
+        (24, False),
+        (24, True),
+    ]
+    for row in costs:
+        assert row["tokens_per_s"] > 0 and row["decoder_us"] > 0 and row["event_dispatch_us"] > 0, row
+        assert (row["json_guard_us"] > 0) == row["response_format"], row
+    assert report["structured_tokens"] == 24 and report["structured_ratio"] > 0
     summary = report["summary"]
     assert summary["turns"] == 5 and [row["decode_tokens_per_s"] for row in summary["gpt_oss_20b"]] == [10, 50, 200]
 
 
 @pytest.mark.llama
 def test_bench_table(capsys: pytest.CaptureFixture[str], tiny_gguf: Path) -> None:
-    assert main(["bench", "--model", str(tiny_gguf), "--tokens", "8", "--runs", "1", "--ctx", "1024"]) == 0
+    arguments = [
+        "bench",
+        "--model",
+        str(tiny_gguf),
+        "--tokens",
+        "8",
+        "--runs",
+        "1",
+        "--ctx",
+        "1024",
+        "--long-tokens",
+        "16",
+    ]
+    assert main(arguments) == 0
     out = capsys.readouterr().out
     assert "pipeline / bare" in out and "µs/token" in out and "five-turn chat" in out and "JSON grammar" in out
+    assert "per-token cost" in out and "under a response format" in out
     assert "harmony's grammar" in out
 
 

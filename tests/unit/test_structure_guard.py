@@ -9,7 +9,7 @@ import pytest
 from numpy.typing import NDArray
 from openai_harmony import HarmonyEncoding
 
-from harmony_chat.backends.llama_cpp import StructureMask
+from harmony_chat.backends.llama_sampler import StructureMask
 from harmony_chat.harmony import tokens as tk
 from harmony_chat.harmony.decoder import MAX_HEADER_TOKENS, StreamDecoder
 from harmony_chat.harmony.events import Recovery
