@@ -19,6 +19,16 @@ class SamplingParams:
     max_tokens: int = 4096
     json_schema: Mapping[str, object] | None = None
     """Constrain the generated text to JSON of this schema (backends with ``supports_json_schema``)."""
+    required_calls: tuple[str, ...] | None = None
+    """The answer must be a call to one of these functions (``functions.<name>``), after any analysis.
+
+    Honoured by backends with ``guards_structure`` (harmony's grammar allows only those headers);
+    :class:`~harmony_chat.harmony.constrained.ConstrainedStream` writes the headers itself elsewhere.
+    """
+    choices: tuple[str, ...] | None = None
+    """Constrain the generated text to one of these strings (remote engines; a forced call's name)."""
+    ignore_eos: bool = False
+    """Keep generating past end-of-generation tokens (remote engines; benchmarks of long streams)."""
     harmony_structure: bool = True
     """Sample under harmony's grammar: special tokens and header words (:mod:`harmony_chat.harmony.structure`).
 

@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harmony_chat.backends.base import GenerationStats, ModelBackend, ModelInfo, SamplingParams
+from harmony_chat.backends.grammar_check import GrammarCheck
 from harmony_chat.backends.llama_sampler import (
     JSON_STOPS,
-    GrammarCheck,
     GuardedSampler,
     HarmonyStage,
     LogitsProcessor,
@@ -29,7 +29,7 @@ from harmony_chat.backends.schema_grammar import UnenforceableSchema, schema_gra
 from harmony_chat.errors import ModelError
 from harmony_chat.gguf.inspect import check_gguf_file
 from harmony_chat.harmony.header_mask import header_masks
-from harmony_chat.harmony.structure import StructureGuard
+from harmony_chat.harmony.structure import StructureGuard, call_headers
 
 if TYPE_CHECKING:
     from openai_harmony import HarmonyEncoding
@@ -274,7 +274,8 @@ class LlamaCppBackend(ModelBackend):
         """The sampler's first stage for this generation (None: nothing to mask)."""
         mask = None
         if sampling.harmony_structure and self._encoding is not None:
-            mask = StructureMask(StructureGuard(self._encoding, prompt), len(prompt))
+            headers = call_headers(self._encoding, sampling.required_calls) if sampling.required_calls else None
+            mask = StructureMask(StructureGuard(self._encoding, prompt, headers=headers), len(prompt))
         grammar = self._grammar(sampling.json_schema)
         extra = None
         if self.logits_processor is not None:

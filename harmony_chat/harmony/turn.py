@@ -84,6 +84,9 @@ class TurnOptions:
     final_schema: Mapping[str, object] | None = None
     """JSON Schema of the answer (a response format): the ``final`` message is generated under its grammar
     where the backend supports it."""
+    tool_choice: str | None = None
+    """``required``: the turn ends with a call to one of the session's functions; a function's name
+    (``x`` or ``functions.x``): with a call to it; None or ``auto``: the model decides."""
 
 
 BATCH_S = 0.03
@@ -127,6 +130,26 @@ def token_batches(
         raise
     if pending:
         yield pending
+
+
+def required_calls(tool_choice: str | None, functions: Iterable[str]) -> list[str] | None:
+    """The functions a ``tool_choice`` requires a call to (``functions.<name>``), or None when it requires none.
+
+    Raises:
+        ValueError: for a named function that is not among ``functions``, or ``required`` without any.
+    """
+    if tool_choice in (None, "auto", "none"):
+        return None
+    names = [name if name.startswith("functions.") else f"functions.{name}" for name in functions]
+    if tool_choice == "required":
+        if not names:
+            raise ValueError("a call is required but no function is declared")
+        return names
+    assert tool_choice is not None
+    named = tool_choice if tool_choice.startswith("functions.") else f"functions.{tool_choice}"
+    if named not in names:
+        raise ValueError(f"{tool_choice!r} is not among the functions")
+    return [named]
 
 
 def prefill_next_turn(session: ChatSession, backend: ModelBackend) -> int:
@@ -183,7 +206,15 @@ def run_turn(
     generated = 0
     failure: Exception | None = None
     stream = ConstrainedStream(
-        backend, prompt.tokens, sampling, tk.GENERATION_STOPS, should_stop, options.tool_schemas, options.final_schema
+        backend,
+        prompt.tokens,
+        sampling,
+        tk.GENERATION_STOPS,
+        should_stop,
+        options.tool_schemas,
+        options.final_schema,
+        required_calls(options.tool_choice, session.function_names),
+        session.encoding,
     )
     tokens = iter(stream)
     batches = token_batches(tokens)
