@@ -181,6 +181,17 @@ def _parses(grammar: str) -> bool:
     return True
 
 
+def unenforceable(schemas: Mapping[str, object]) -> dict[str, UnenforceableSchema]:
+    """The schemas among ``schemas`` (by name) that the grammar cannot enforce, each with why."""
+    refused: dict[str, UnenforceableSchema] = {}
+    for name, schema in schemas.items():
+        try:
+            check_enforceable(schema)
+        except UnenforceableSchema as error:
+            refused[name] = error
+    return refused
+
+
 def _tightened(grammar: str) -> str:
     """Replace the converter's string and dot rules with ones that let no invalid JSON through."""
     lines = []
