@@ -16,6 +16,7 @@ from collections.abc import Callable, Generator, Iterator
 from typing import TYPE_CHECKING
 
 from harmony_chat.backends.base import ModelBackend, SamplingParams
+from harmony_chat.backends.schema_grammar import unenforceable
 from harmony_chat.chat.events import ChatEvent, Notice, StepStarted, ToolFinished, ToolLoopLimit
 from harmony_chat.errors import HarmonyChatError
 from harmony_chat.harmony.effort import Effort
@@ -82,6 +83,8 @@ class ChatConversation:
         self.link: ConversationLink | None = None
         """The stored conversation this chat writes to (None until the first message, or with no store)."""
         self._calls = 0
+        self._told_unenforced: set[str] = set()
+        """Tools whose arguments' schema the grammar cannot enforce, already told about."""
 
     # -- state -------------------------------------------------------------------------------
 
@@ -154,6 +157,10 @@ class ChatConversation:
             self.session.tool_namespaces = self.tools.tools.namespaces()
             self.session.builtin = sorted(self.session.tool_namespaces)
             options.tool_schemas = self.tools.tools.schemas()
+            for name, refusal in unenforceable(options.tool_schemas).items():  # the arguments go unconstrained
+                if name not in self._told_unenforced:
+                    self._told_unenforced.add(name)
+                    yield Notice(f"{name}'s arguments are checked and repaired, not held to its schema: {refusal}")
         watch = self.summarizer.watch(self.backend, self.sampling, should_stop) if self.summarizer else None
         for step in range(1, self.max_steps + 1):
             yield StepStarted(step)

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from openai_harmony import Author, Message, Role, ToolDescription
 
 from harmony_chat.backends.base import SamplingParams
+from harmony_chat.backends.schema_grammar import UnenforceableSchema, check_enforceable
 from harmony_chat.harmony.effort import Effort
 from harmony_chat.harmony.session import ChatSession, ResponseFormat
 from harmony_chat.harmony.turn import TurnOptions
@@ -72,6 +73,8 @@ class Transcript:
     effort: Effort | None = None
     call_names: dict[str, str] = field(default_factory=dict)
     """Function name by call id, for the tool outputs that answer the calls."""
+    tool_choice: str | None = None
+    """``required`` or a function's name: the turn must end with such a call (see :class:`TurnOptions`)."""
 
     # -- tools ---------------------------------------------------------------------------------
 
@@ -88,10 +91,10 @@ class Transcript:
             self.tool_schemas[f"functions.{name}"] = parameters
 
     def choose_tools(self, choice: object, param: str = "tool_choice") -> None:
-        """Apply ``tool_choice``: ``none`` declares no tools; ``required`` or a named function adds an instruction.
+        """Apply ``tool_choice``: ``none`` declares no tools; ``required`` or a named function forces the call.
 
-        Harmony cannot force a call, so ``required`` and a named function are asked for in the
-        developer message (the model usually complies; nothing enforces it).
+        The turn then ends with that call (the tokens are held to it, see :class:`TurnOptions`);
+        the developer message asks for it too, so the model's analysis plans for it.
 
         Raises:
             ApiError: 400 for an unknown value or a function that is not declared.
@@ -105,6 +108,7 @@ class Transcript:
             if not self.functions:
                 raise ApiError(400, "tool_choice is required but no tools are given", param=param)
             self.instructions.append("Call one of the functions before you answer.")
+            self.tool_choice = "required"
             return
         name = _named_choice(choice)
         if name is None:
@@ -112,6 +116,7 @@ class Transcript:
         if name not in {tool.name for tool in self.functions}:
             raise ApiError(400, f"{param} names {name!r}, which is not among the tools", param=param)
         self.instructions.append(f"Call functions.{name} before you answer.")
+        self.tool_choice = name
 
     # -- history -------------------------------------------------------------------------------
 
@@ -203,9 +208,17 @@ def turn_options(
         seed=base.seed if seed is None else seed,
     )
     schema = transcript.response_format.schema if transcript.response_format else None
+    checks = [("response_format", "the response format", schema)] if schema is not None else []
+    checks += [("tools", f"{name}'s parameters", parameters) for name, parameters in transcript.tool_schemas.items()]
+    for param, what, checked in checks:
+        try:
+            check_enforceable(checked)
+        except UnenforceableSchema as error:
+            raise ApiError(400, f"{what}: {error}", param=param) from None
     return TurnOptions(
         sampling=sampling,
         effort=transcript.effort or served.effort,
         tool_schemas=dict(transcript.tool_schemas),
         final_schema=schema,
+        tool_choice=transcript.tool_choice,
     )
