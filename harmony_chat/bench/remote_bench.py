@@ -4,7 +4,9 @@
 httpx, counting ids: the engine's speed as any client sees it. ``pipeline`` is what ``ask`` runs:
 the remote backend (worker thread, cancellation checks), the harmony decoder, events and the
 printer. Both use the same prompt and seeded sampler, and runs alternate so that server load and
-network noise hit both alike. After the warm-up the prompt is in the engine's prefix cache for
+network noise hit both alike. Both ask the engine to ignore its end-of-generation tokens (and
+refuse the stop tokens), so each run streams the requested number of tokens, not however short
+an answer the model would write. After the warm-up the prompt is in the engine's prefix cache for
 both, so the time to first token measures the round trip more than prompt processing.
 """
 
@@ -125,7 +127,7 @@ def compare_remote(backend: RemoteBackend, tokens: int = 256, runs: int = 3, see
     session = ChatSession(load_encoding())
     session.add_user(BENCH_PROMPT)
     prompt = session.render(max_new_tokens=tokens).tokens
-    sampling = SamplingParams(temperature=1.0, seed=seed, max_tokens=tokens)
+    sampling = SamplingParams(temperature=1.0, seed=seed, max_tokens=tokens, ignore_eos=True)
     raw_stream(backend, prompt, sampling)  # warm-up: the prompt lands in the engine's prefix cache
     raws: list[StreamFigures] = []
     pipelines: list[StreamFigures] = []

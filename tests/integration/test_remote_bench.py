@@ -33,6 +33,8 @@ def test_raw_and_pipeline_runs_side_by_side(encoding: HarmonyEncoding, engine: s
     assert all(r.headers["authorization"] == "Bearer bench-key" for r in requests)
     bodies = [json.dumps(r.body, sort_keys=True) for r in requests]
     assert len(set(bodies)) == 1  # the raw stream sends exactly the pipeline's request
+    params = requests[0].body if engine == "vllm" else requests[0].body["sampling_params"]
+    assert params["ignore_eos"] is True and params["stop_token_ids"] == []  # a stream of the length asked for
     prompt = requests[0].body["prompt" if engine == "vllm" else "input_ids"]
     assert BENCH_PROMPT in encoding.decode(prompt) and result.prompt_tokens == len(prompt)
     figures = result.as_dict()
