@@ -271,6 +271,16 @@ class GuardedSampler:
         self.stage = stage
         self._python = python_chain
         self._native: dict[frozenset[int], Any] = {}
+        self._one = (llama_cpp.llama_token_data * 1)()
+        self._single = ctypes.byref(
+            llama_cpp.llama_token_data_array(
+                data=ctypes.cast(self._one, llama_cpp.llama_token_data_p), size=1, selected=-1, sorted=False
+            )
+        )
+        self._draws = 0
+        """Random draws each chain has made: every chain's draws are kept in step (see :meth:`_in_step`)."""
+        self._dists: list[tuple[Any, Any]] = []
+        self._keep_dist(python_chain)
 
     @classmethod
     def create(cls, llama_cpp: Any, build: ChainFactory, stage: HarmonyStage) -> GuardedSampler | None:
@@ -293,12 +303,35 @@ class GuardedSampler:
         stops = stage.content_stops()
         chain = self._python if stops is None else self._native.get(stops) or self._native_chain(stops)
         token = int(chain.sample(ctx, idx))
+        self._in_step(chain)
         grammar = stage.grammar
         if grammar is not None:
             if not grammar.allows(token):
                 token = self._resample(ctx, idx, grammar)
             grammar.accept(token)
         return token
+
+    def _in_step(self, sampled: Any) -> None:
+        """Advance every other chain's random draws by the one ``sampled`` just made.
+
+        With a seed, each token then takes the same draw of the same random sequence whichever
+        chain samples it, as one chain would: the same seed picks the same tokens as llama-cpp-
+        python's single chain with a Python processor did (a grammar's redraws aside).
+        """
+        self._draws += 1
+        for chain, dist in self._dists:
+            if chain is not sampled:
+                self._api.llama_sampler_apply(dist, self._single)
+
+    def _keep_dist(self, chain: Any) -> None:
+        """Note the chain's random sampler (its last, ``dist``; greedy chains have none), caught up on the draws."""
+        api = self._api
+        last = api.llama_sampler_chain_get(chain.sampler, api.llama_sampler_chain_n(chain.sampler) - 1)
+        if not last or api.llama_sampler_name(last) != b"dist":
+            return
+        for _ in range(self._draws):
+            api.llama_sampler_apply(last, self._single)
+        self._dists.append((chain, last))
 
     def _resample(self, ctx: Any, idx: int, grammar: GrammarCheck) -> int:
         """Sample again, under the grammar (the token picked does not fit it)."""
@@ -307,6 +340,7 @@ class GuardedSampler:
             token = int(self._python.sample(ctx, idx))
         finally:
             self.stage.narrowing = False
+        self._in_step(self._python)
         if not grammar.allows(token):
             raise ModelError("the JSON schema's grammar allows no token here")
         return token
@@ -318,6 +352,7 @@ class GuardedSampler:
         stops = stage.content_stops()
         chain = self._python if stops is None else self._native.get(stops) or self._native_chain(stops)
         token = int(chain.sample(ctx, idx))
+        self._in_step(chain)
         sampled = _clock()
         if stops is None:
             costs.python_s += sampled - started
@@ -350,6 +385,7 @@ class GuardedSampler:
         for sampler in rest:
             api.llama_sampler_chain_add(pointer, sampler)
         self._native[stops] = chain
+        self._keep_dist(chain)
         return chain
 
 

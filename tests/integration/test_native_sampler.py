@@ -14,9 +14,9 @@ from openai_harmony import HarmonyEncoding
 
 from harmony_chat.backends.base import SamplingParams
 from harmony_chat.backends.llama_cpp import LlamaCppBackend
-from harmony_chat.backends.llama_sampler import SamplerCosts, _refused_specials
+from harmony_chat.backends.llama_sampler import GuardedSampler, SamplerCosts, _refused_specials
 from harmony_chat.harmony import tokens as tk
-from harmony_chat.harmony.events import Recovery
+from harmony_chat.harmony.events import RawToken, Recovery
 from harmony_chat.harmony.session import ChatSession
 from harmony_chat.harmony.turn import TurnOptions, run_turn
 from tests.helpers import ids
@@ -112,3 +112,20 @@ def test_the_native_bias_refuses_every_special_token_but_the_allowed_stops() -> 
     refused = {entry.token for entry in _refused_specials(llama_cpp, kept)}
     assert refused == set(range(tk.FIRST_SPECIAL, tk.VOCAB_SIZE)) - kept
     assert all(entry.bias == float("-inf") for entry in _refused_specials(llama_cpp, kept))
+
+
+def test_a_seed_picks_the_same_tokens_as_one_chain_with_a_python_processor(
+    backend: LlamaCppBackend, encoding: HarmonyEncoding, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The native chains keep their random draws in step: the answer is the one llama-cpp-python's own chain gives."""
+
+    def turn(seed: int) -> list[int]:
+        session = ChatSession(encoding)
+        session.add_user("Hello")
+        sampling = SamplingParams(temperature=1.0, seed=seed, max_tokens=120)
+        events = run_turn(session, backend, TurnOptions(sampling=sampling, stop_on_final=False))
+        return [event.token_id for event in events if isinstance(event, RawToken)]
+
+    native = [turn(seed) for seed in (1, 2)]
+    monkeypatch.setattr(GuardedSampler, "create", classmethod(lambda cls, *args: None))  # one chain, Python stage
+    assert [turn(seed) for seed in (1, 2)] == native
