@@ -101,8 +101,12 @@ def test_cancellation_within_one_token(backend: LlamaCppBackend, encoding: Harmo
     session = ChatSession(encoding)
     session.add_user("Count")
     seen = 0
+    requested_at: list[int] = []
+    """How many tokens the backend had generated when the stop was first asked for."""
 
     def should_stop() -> bool:
+        if seen >= 7 and not requested_at:
+            requested_at.append(backend.last_stats.generated_tokens)
         return seen >= 7
 
     for event in run_turn(session, backend, TurnOptions(sampling=GREEDY), should_stop):
@@ -110,7 +114,9 @@ def test_cancellation_within_one_token(backend: LlamaCppBackend, encoding: Harmo
             seen = backend.last_stats.generated_tokens
         if isinstance(event, TurnStats):
             assert event.reason is StopReason.CANCELLED
-            assert event.stats.generated_tokens == 7
+            # the turn decodes tokens in groups of at most 30 ms, so the consumer asks to stop a few
+            # tokens after the 7th was generated; the backend stops at its very next token
+            assert event.stats.generated_tokens == requested_at[0] >= 7
             assert event.truncated
     assert session.history[-1].channel == "final"
 
