@@ -46,7 +46,7 @@ def test_arguments_under_a_schema_refuse_every_special_token_but_the_call(
     if engine == "vllm":
         assert body["structured_outputs"] == {"json": SCHEMA}
     elif engine == "sglang":
-        assert json.loads(body["sampling_params"]["json_schema"]) == SCHEMA  # type: ignore[index]
+        assert json.loads(body["sampling_params"]["json_schema"]) == SCHEMA
     else:
         assert "root ::=" in str(body["grammar"]) and "json_schema" not in body
 
@@ -58,7 +58,7 @@ def test_a_forced_calls_name_is_one_of_the_functions(engine: str) -> None:
     if engine == "vllm":
         assert body["structured_outputs"] == {"choice": ["weather", "time"]}
     elif engine == "sglang":
-        assert body["sampling_params"]["regex"] == "(weather|time)"  # type: ignore[index]
+        assert body["sampling_params"]["regex"] == "(weather|time)"
     else:
         assert body["grammar"] == 'root ::= "weather" | "time"'
 
@@ -67,10 +67,10 @@ def test_a_forced_calls_name_is_one_of_the_functions(engine: str) -> None:
 def test_a_long_benchmark_stream_ignores_the_end_of_generation(engine: str) -> None:
     _, body = _backend(engine)._request([tk.START], SamplingParams(ignore_eos=True), tk.GENERATION_STOPS, None)
     params = body["sampling_params"] if engine == "sglang" else body
-    assert params["ignore_eos"] is True  # type: ignore[index]
+    assert params["ignore_eos"] is True
     assert _refused(engine, body) == set(tk.GENERATION_STOPS)
     if engine != "llama-server":
-        assert params["stop_token_ids"] == []  # type: ignore[index]
+        assert params["stop_token_ids"] == []
 
 
 def test_an_unenforceable_schema_is_not_sent(encoding: HarmonyEncoding) -> None:
