@@ -26,6 +26,7 @@ from harmony_chat.cli.ask_output import AskPrinter, OutputMode
 from harmony_chat.errors import ModelError
 from harmony_chat.harmony.effort import Effort
 from harmony_chat.harmony.visibility import is_answer
+from harmony_chat.text_safety import visible
 from harmony_chat.tools.base import ToolProvider
 
 __all__ = ["AskRequest", "AskPrinter", "OutputMode", "UsageProblem", "run_ask"]
@@ -90,13 +91,17 @@ def _stop_on_interrupt(stop: threading.Event) -> Callable[[], None]:
 
 
 def terminal_approver(answers: IO[str], err: IO[str], stop: threading.Event) -> Approver:
-    """Ask on the terminal: y (once), a (always, this session), n (no; a reason may follow)."""
+    """Ask on the terminal: y (once), a (always, this session), n (no; a reason may follow).
+
+    The call is shown as the model wrote it, control characters as visible symbols: an escape
+    sequence in the arguments cannot hide a line of them from the user who approves.
+    """
 
     def ask(review: ToolReview) -> Decision:
-        print(f"[approve] the model wants to run a {review.label}: {review.tool} ({review.server})", file=err)
+        print(visible(f"[approve] {review.label}: {review.tool} ({review.server})"), file=err)
         if review.warning:
-            print(f"[approve] note: {review.warning}", file=err)
-        for line in review.arguments.splitlines() or [""]:
+            print(visible(f"[approve] note: {review.warning}"), file=err)
+        for line in visible(review.arguments).split("\n"):
             print(f"    {line}", file=err)
         question = "[approve] run it? y = yes, a = always for this tool, n = no (n REASON tells the model why): "
         print(question, end="", file=err, flush=True)
@@ -163,7 +168,9 @@ def run_ask(request: AskRequest, out: IO[str] | None = None, err: IO[str] | None
             if prompt is None and (not session.history or is_answer(session.history[-1])):
                 raise UsageProblem("the conversation ends with an answer; give a PROMPT to continue it")
         if options.has_tools:
-            providers = start_tools(options, on_notice=lambda text: print(f"[notice] {text}", file=err, flush=True))
+            providers = start_tools(
+                options, on_notice=lambda text: print(visible(f"[notice] {text}"), file=err, flush=True)
+            )
             for provider in providers:
                 wait = getattr(provider, "wait_ready", None)
                 if callable(wait):

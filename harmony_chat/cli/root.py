@@ -42,6 +42,7 @@ from harmony_chat.cli.options import (
     chat_options,
 )
 from harmony_chat.errors import HarmonyChatError
+from harmony_chat.text_safety import visible
 
 app = typer.Typer(
     name="harmony-chat",
@@ -196,15 +197,18 @@ def models() -> None:
 
     found = find_models()
     for model in found:
-        print(f"{model.path}\t{model.size_gb:.1f} GB\t{model.source}")
+        print(visible(f"{model.path}\t{model.size_gb:.1f} GB\t{model.source}"))
     if not found:
         folders = ", ".join(str(folder) for _, folder in search_dirs())
-        print(f"No gpt-oss GGUF files found (searched {folders}).", file=sys.stderr)
+        print(visible(f"No gpt-oss GGUF files found (searched {folders})."), file=sys.stderr)
         print(f"Download gpt-oss-20b (about 12 GB) with:\n  {DOWNLOAD_COMMAND}", file=sys.stderr)
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the CLI and return its exit code; every expected failure becomes one ``error:`` line."""
+    """Run the CLI and return its exit code; every expected failure becomes one ``error:`` line.
+
+    An error can quote an engine, a model or a file: its control characters show as symbols.
+    """
     args = list(sys.argv[1:] if argv is None else argv)
     for index, arg in enumerate(args):  # a bare --resume (no id) opens the history to choose
         if arg == "--resume" and (index + 1 == len(args) or args[index + 1].startswith("-")):
@@ -212,10 +216,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         result = app(args=args, standalone_mode=False, prog_name="harmony-chat")
     except TyperException as error:
-        print(f"error: {error.format_message()}", file=sys.stderr)
+        print(visible(f"error: {error.format_message()}"), file=sys.stderr)
         return error.exit_code
     except HarmonyChatError as error:
-        print(f"error: {error}", file=sys.stderr)
+        print(visible(f"error: {error}"), file=sys.stderr)
         return error.exit_code
     except (typer.Abort, KeyboardInterrupt):
         print("interrupted", file=sys.stderr)
