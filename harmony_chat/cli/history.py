@@ -1,4 +1,10 @@
-"""``harmony-chat history``: list, show, search, export, delete and import stored conversations."""
+"""``harmony-chat history``: list, show, search, export, delete and import stored conversations.
+
+Stored text is the user's, the model's and the tools': whatever these commands write to stdout or
+stderr shows its control characters as visible symbols (:func:`~harmony_chat.text_safety.visible`),
+so a stored escape sequence never drives the terminal. ``export --out FILE`` writes the exact text
+(a file is no terminal); JSON is exact everywhere, every control character escaped.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +15,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
+
+from harmony_chat.text_safety import visible
 
 if TYPE_CHECKING:
     from harmony_chat.config import Settings
@@ -79,7 +87,7 @@ def list_command(ctx: typer.Context, history_db: DbOpt = None) -> None:
     store = _store(ctx, history_db)
     for row in store.list_conversations():
         when = dt.datetime.fromtimestamp(row.updated_at).strftime("%Y-%m-%d %H:%M")
-        print(f"{row.id}\t{when}\t{row.model}\t{row.messages} messages\t{row.title}")
+        print(visible(f"{row.id}\t{when}\t{row.model}\t{row.messages} messages\t{row.title}"))
 
 
 @history_app.command("show")
@@ -87,7 +95,7 @@ def show_command(ctx: typer.Context, conversation: int, history_db: DbOpt = None
     """Print a conversation as Markdown (final answers and preambles)."""
     from harmony_chat.history.export import to_markdown
 
-    print(to_markdown(_store(ctx, history_db).load(conversation)), end="")
+    print(visible(to_markdown(_store(ctx, history_db).load(conversation))), end="")
 
 
 @history_app.command("search")
@@ -95,7 +103,7 @@ def search_command(ctx: typer.Context, text: str, history_db: DbOpt = None) -> N
     """Full-text search over your messages and the final answers."""
     hits = _store(ctx, history_db).search(text)
     for hit in hits:
-        print(f"{hit.conversation}\t{hit.title}\t{hit.snippet}")
+        print(visible(f"{hit.conversation}\t{hit.title}\t{hit.snippet}"))
     if not hits:
         print(f"no conversation mentions {text!r}", file=sys.stderr)
 
@@ -109,7 +117,10 @@ def export_command(
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Write here instead of stdout.")] = None,
     history_db: DbOpt = None,
 ) -> None:
-    """Export a conversation as Markdown, JSON (harmony Conversation + metadata) or harmony text."""
+    """Export a conversation as Markdown, JSON (harmony Conversation + metadata) or harmony text.
+
+    On stdout control characters show as visible symbols; ``--out FILE`` keeps the exact text.
+    """
     from harmony_chat.history.export import FORMATS, to_harmony, to_json, to_markdown
 
     if export_format not in FORMATS:
@@ -123,7 +134,7 @@ def export_command(
         exporter = to_json if export_format == "json" else to_harmony
         text = exporter(stored, load_encoding(), with_reasoning)
     if out is None:
-        print(text, end="")
+        print(visible(text), end="")
     else:
         out.write_text(text, encoding="utf-8")
 
@@ -138,7 +149,7 @@ def delete_command(
     """Delete a conversation."""
     store = _store(ctx, history_db)
     title = store.load(conversation).title
-    if not yes and not typer.confirm(f"Delete conversation {conversation} ({title})?"):
+    if not yes and not typer.confirm(visible(f"Delete conversation {conversation} ({title})?")):
         raise typer.Exit(1)
     store.delete(conversation)
 

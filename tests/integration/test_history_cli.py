@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
+import re
 import sqlite3
 from pathlib import Path
 
 import pytest
-from openai_harmony import HarmonyEncoding
+from openai_harmony import HarmonyEncoding, Message, Role
 
 from harmony_chat.cli import main
 from harmony_chat.harmony.session import ChatSession
@@ -169,3 +171,82 @@ def test_the_app_chats_with_history_off_where_none_can_be_kept(
     assert history is None and history_off == f"cannot keep the history in {tmp_path}: it is a directory"
     code, _, err = run(capsys, "--continue", "--history-db", str(tmp_path))  # resuming needs the history
     assert code == 1 and "is a directory" in err and err.count("\n") == 1 and len(started) == 1
+
+
+ESCAPES = "\x1b]0;owned\x07\x1b[2K\x9b2J"
+"""Retitle the terminal, erase the line, and (C1 CSI) erase the screen."""
+SHOWN = "␛]0;owned␇␛[2K�2J"
+
+
+@pytest.fixture
+def escaping(tmp_path: Path, encoding: HarmonyEncoding) -> tuple[Path, int]:
+    """A conversation whose question, answer and model name hold escape sequences."""
+    path = tmp_path / "history.sqlite3"
+    store = HistoryStore(path)
+    session = ChatSession(encoding, start_date="2026-03-04")
+    session.add_user(f"gare {ESCAPES} question")
+    conversation = store.create_conversation(session_settings(session), f"model{ESCAPES}")
+    store.add_message(conversation, session.history[-1])
+    answer = Message.from_role_and_content(Role.ASSISTANT, f"gare {ESCAPES} answer").with_channel("final")
+    store.add_message(conversation, answer)
+    return path, conversation
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["list"],
+        ["show", "{id}"],
+        ["search", "gare"],
+        ["export", "{id}"],
+        ["export", "{id}", "--format", "md"],
+        ["export", "{id}", "--format", "harmony"],
+        ["export", "{id}", "--format", "json"],
+    ],
+)
+def test_history_text_on_stdout_holds_no_control_character(
+    capsys: pytest.CaptureFixture[str], escaping: tuple[Path, int], command: list[str]
+) -> None:
+    path, conversation = escaping
+    code, out, err = run(
+        capsys, "history", *[part.format(id=conversation) for part in command], "--history-db", str(path)
+    )
+    assert code == 0, err
+    assert not re.search(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]", out + err)
+    if "json" in command:  # JSON keeps the exact text, escaped
+        data = json.loads(out)
+        assert data["harmony_chat"]["title"] == f"gare {ESCAPES} question"
+        assert [m["content"][0]["text"] for m in data["messages"] if m["role"] != "system"][-1] == (
+            f"gare {ESCAPES} answer"
+        )
+    else:
+        assert f"gare {SHOWN} question" in out
+        assert command[0] == "list" or f"gare {SHOWN} answer" in out
+        assert command[0] != "list" or f"model{SHOWN}" in out
+
+
+@pytest.mark.parametrize("fmt", ["md", "harmony"])
+def test_export_to_a_file_keeps_the_exact_text(
+    capsys: pytest.CaptureFixture[str], escaping: tuple[Path, int], tmp_path: Path, fmt: str
+) -> None:
+    path, conversation = escaping
+    target = tmp_path / f"out.{fmt}"
+    args = ["history", "export", str(conversation), "--format", fmt, "--out", str(target), "--history-db", str(path)]
+    code, out, err = run(capsys, *args)
+    assert (code, out, err) == (0, "", "")
+    assert f"gare {ESCAPES} answer" in target.read_text(encoding="utf-8")
+
+
+def test_delete_asks_with_the_title_as_symbols(
+    capsys: pytest.CaptureFixture[str], escaping: tuple[Path, int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path, conversation = escaping
+    asked: list[str] = []
+
+    def confirm(text: str, *args: object, **kwargs: object) -> bool:
+        asked.append(text)
+        return False
+
+    monkeypatch.setattr("typer.confirm", confirm)
+    code, _, _ = run(capsys, "history", "delete", str(conversation), "--history-db", str(path))
+    assert code == 1 and asked == [f"Delete conversation {conversation} (gare {SHOWN} question)?"]
