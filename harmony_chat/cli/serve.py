@@ -34,6 +34,7 @@ from harmony_chat.cli.options import (
 )
 from harmony_chat.cli.root import app
 from harmony_chat.server import SERVE_API_KEY_ENV
+from harmony_chat.text_safety import visible
 
 
 @app.command()
@@ -91,7 +92,7 @@ def serve(
         gpu_layers=gpu_layers,
         threads=threads,
     )
-    loaded = load_model(options, lambda step: print(f"{step}...", file=sys.stderr))
+    loaded = load_model(options, lambda step: print(visible(f"{step}..."), file=sys.stderr))
     start_date = options.start_date
     if options.uses_pocket and start_date is None:
         from harmony_chat.pocket import POCKET_DATE
@@ -106,7 +107,7 @@ def serve(
         start_date=start_date,
         context_size=loaded.info.context_size,
     )
-    print(f"serving {served.name} at http://{host}:{port}/v1 (Ctrl+C stops)", file=sys.stderr)
+    print(visible(f"serving {served.name} at http://{host}:{port}/v1 (Ctrl+C stops)"), file=sys.stderr)
     try:
         run_server(served, host=host, port=port, api_key=api_key, limits=ServerLimits(max_queue=max_queue))
     finally:

@@ -280,12 +280,15 @@ def run_server(
     import uvicorn
 
     from harmony_chat.server.listening import RegisteringServer
+    from harmony_chat.server.log_text import serve_log_config
 
     check_bind(host, api_key)
     limits = limits or ServerLimits()
     limits.api_key = api_key
     app = create_app(served, limits)
-    config = uvicorn.Config(app, host=host, port=port, log_level="info", timeout_graceful_shutdown=5)
+    config = uvicorn.Config(
+        app, host=host, port=port, log_level="info", log_config=serve_log_config(), timeout_graceful_shutdown=5
+    )
     server = RegisteringServer(config, model=served.name, api_key=bool(api_key))
     try:
         server.run()
