@@ -102,6 +102,7 @@ def test_the_approval_prompt_shows_a_hidden_line_of_code(
     shown = "open('pwned.txt', 'w').write('owned')  #␛[2K␛[1Gprint('hello')"
     assert f"\n    {shown}\n" in err  # the approval prompt's code, every character of it in sight
     assert f"[tool call] python {shown}\n" in err
+    assert "[approve] code the model wants to run (written in its hidden reasoning): python (built-in)\n" in err
     assert not (tmp_path / "pwned.txt").exists()
 
 
