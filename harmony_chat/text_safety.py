@@ -1,8 +1,8 @@
-r"""Untrusted text made safe for a terminal: control characters shown as visible symbols, never obeyed.
+"""Untrusted text made safe for a terminal: control characters shown as visible symbols, never obeyed.
 
 Text from models, tools, pages, files, engines and network clients may hold escape sequences:
 ``ESC ] 0 ; … BEL`` retitles the terminal, ``ESC ] 52`` writes the clipboard, ``ESC [ 2K`` erases
-a line (hiding it from a reader who is asked to approve it), and the C1 character ``\x9b`` is a
+a line (hiding it from a reader who is asked to approve it), and the C1 character U+009B is a
 CSI on its own in some terminals. :func:`visible` is the one place that neutralises such text, for
 every output that reaches a terminal: the TUI (through :mod:`harmony_chat.tui.literal`), ``ask``,
 ``history``, error lines, ``serve``'s log and ``bench``. JSON keeps the exact text instead: its

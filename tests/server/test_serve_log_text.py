@@ -66,4 +66,4 @@ def test_an_unexpected_error_quoting_the_client_is_logged_with_symbols(
     assert "serving model␛]0;owned␇ at http://127.0.0.1:" in err
     assert not RAW_CONTROL.search(out + err), err
     assert '"GET /health HTTP/1.1" 200' in out and "Logging error" not in err  # uvicorn's access log still works
-    assert "/v1/responses/%1B%5D0%3Bowned%07%C2%9B2J HTTP/1.1\" 500" in out
+    assert '/v1/responses/%1B%5D0%3Bowned%07%C2%9B2J HTTP/1.1" 500' in out
