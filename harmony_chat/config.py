@@ -31,6 +31,7 @@ from harmony_chat.config_errors import ConfigError, explain
 from harmony_chat.config_section import Section as _Section
 from harmony_chat.config_tools import McpSettings, ToolsSettings
 from harmony_chat.locations import bundled_theme_dir, config_dir, user_theme_dir
+from harmony_chat.private_files import make_private_dir, replace_text
 
 ENV_PREFIX = "HARMONY_CHAT_"
 """Environment variables ``HARMONY_CHAT_<SECTION>__<KEY>`` set any value (``__`` separates the two)."""
@@ -291,6 +292,10 @@ def save_ui_value(path: Path, key: str, value: str) -> None:
 def save_config_value(path: Path, section: str, key: str, value: object) -> None:
     """Set ``key = value`` in ``[section]`` of the config file, keeping everything else, comments included.
 
+    The file is rewritten atomically and keeps its mode and owner (a config holding an API key
+    stays 0600); a symbolic link (dotfiles) stays a link and its target is what changes. A new file
+    is made 0600, in a new 0700 folder if its folder is missing.
+
     Raises:
         ConfigError: when the file is not valid TOML or ``section`` is not a table.
         OSError: when the file cannot be written.
@@ -307,7 +312,5 @@ def save_config_value(path: Path, section: str, key: str, value: object) -> None
         table[key] = value
     except TOMLKitError as error:
         raise ConfigError(f"config file {path}: {error}") from error
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(path.name + ".part")
-    partial.write_text(tomlkit.dumps(document), encoding="utf-8")
-    partial.replace(path)
+    make_private_dir(Path(os.path.realpath(path)).parent, own=False)
+    replace_text(path, tomlkit.dumps(document))

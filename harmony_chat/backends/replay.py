@@ -15,6 +15,7 @@ from pathlib import Path
 from harmony_chat.backends.base import GenerationStats, ModelBackend, ModelInfo, SamplingParams
 from harmony_chat.errors import ReplayError
 from harmony_chat.harmony import tokens as tk
+from harmony_chat.private_files import write_private_text
 
 TURN_SEPARATOR = "\n=====\n"
 """Separates turns in a ``.txt`` recording."""
@@ -60,15 +61,15 @@ def read_recording(path: Path) -> list[list[int]]:
 
 
 def write_recording(path: Path, turns: Sequence[Sequence[int]]) -> None:
-    """Write ``turns`` as a ``.json`` or ``.txt`` recording (chosen by the suffix)."""
+    """Write ``turns`` as a ``.json`` or ``.txt`` recording (chosen by the suffix), a 0600 file (it holds a chat)."""
     if path.suffix == ".json":
         data: object = list(turns[0]) if len(turns) == 1 else [list(turn) for turn in turns]
-        path.write_text(json.dumps(data) + "\n", encoding="utf-8")
+        write_private_text(path, json.dumps(data) + "\n")
         return
     from harmony_chat.harmony.vocab import load_encoding
 
     encoding = load_encoding()
-    path.write_text(TURN_SEPARATOR.join(encoding.decode(list(turn)) for turn in turns) + "\n", encoding="utf-8")
+    write_private_text(path, TURN_SEPARATOR.join(encoding.decode(list(turn)) for turn in turns) + "\n")
 
 
 class SteppingClock:

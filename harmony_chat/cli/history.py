@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from harmony_chat.errors import HarmonyChatError
+
 if TYPE_CHECKING:
     from harmony_chat.config import Settings
     from harmony_chat.history.store import HistoryStore
@@ -64,6 +66,19 @@ def app_history(
         if required:
             raise
         return None, str(error)
+
+
+class HistoryFileError(HarmonyChatError):
+    """A file a history command reads or writes cannot be used."""
+
+
+def _reason(path: Path, error: OSError) -> str:
+    """Why ``path`` cannot be written, in words."""
+    if path.is_dir():
+        return "it is a folder"
+    if not path.parent.is_dir():
+        return f"there is no folder {path.parent}"
+    return error.strerror or str(error)
 
 
 def _store(ctx: typer.Context, path: Path | None) -> HistoryStore:
@@ -124,8 +139,13 @@ def export_command(
         text = exporter(stored, load_encoding(), with_reasoning)
     if out is None:
         print(text, end="")
-    else:
-        out.write_text(text, encoding="utf-8")
+        return
+    from harmony_chat.private_files import write_private_text
+
+    try:
+        write_private_text(out, text)  # a conversation: only its owner may read it
+    except OSError as error:
+        raise HistoryFileError(f"cannot write {out}: {_reason(out, error)}") from error
 
 
 @history_app.command("delete")

@@ -33,6 +33,7 @@ from pydantic import ValidationError
 from harmony_chat.errors import ContextOverflowError, ConversationFileError
 from harmony_chat.harmony.effort import Effort, parse_effort
 from harmony_chat.harmony.visibility import MessageKind, PromptKeep, is_answer, message_kind, rule_of
+from harmony_chat.private_files import write_private_text
 
 OverflowPolicy = Literal["evict", "refuse"]
 
@@ -286,13 +287,13 @@ class ChatSession:
         return Conversation.from_messages([*prefix, *kept])
 
     def save(self, path: Path) -> None:
-        """Write the conversation as openai-harmony's Conversation JSON.
+        """Write the conversation as openai-harmony's Conversation JSON (a 0600 file: conversations are private).
 
         Raises:
             ConversationFileError: if the file cannot be written.
         """
         try:
-            path.write_text(self.to_conversation().to_json(), encoding="utf-8")
+            write_private_text(path, self.to_conversation().to_json())  # a conversation: only its owner reads it
         except OSError as error:
             raise ConversationFileError(f"cannot write conversation {path}: {error.strerror}") from error
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import stat
 from pathlib import Path
 
 import pytest
@@ -169,3 +171,34 @@ def test_the_app_chats_with_history_off_where_none_can_be_kept(
     assert history is None and history_off == f"cannot keep the history in {tmp_path}: it is a directory"
     code, _, err = run(capsys, "--continue", "--history-db", str(tmp_path))  # resuming needs the history
     assert code == 1 and "is a directory" in err and err.count("\n") == 1 and len(started) == 1
+
+
+def test_export_into_a_missing_folder_or_onto_a_folder_is_one_line(
+    capsys: pytest.CaptureFixture[str], db: tuple[Path, int], tmp_path: Path
+) -> None:
+    path, conversation = db
+    missing = tmp_path / "no-such-folder" / "chat.md"
+    code, _, err = run(capsys, "history", "export", str(conversation), "--out", str(missing), "--history-db", str(path))
+    assert (code, err) == (1, f"error: cannot write {missing}: there is no folder {missing.parent}\n")
+    code, _, err = run(
+        capsys, "history", "export", str(conversation), "--out", str(tmp_path), "--history-db", str(path)
+    )
+    assert (code, err) == (1, f"error: cannot write {tmp_path}: it is a folder\n")
+
+
+@pytest.mark.skipif(os.name != "posix", reason="POSIX permission bits")
+def test_an_export_is_private(capsys: pytest.CaptureFixture[str], db: tuple[Path, int], tmp_path: Path) -> None:
+    path, conversation = db
+    old = os.umask(0o022)
+    try:
+        fresh, existing = tmp_path / "fresh.md", tmp_path / "existing.md"
+        existing.write_text("an older export")
+        existing.chmod(0o644)
+        for out in (fresh, existing):
+            code, _, err = run(
+                capsys, "history", "export", str(conversation), "-o", str(out), "--history-db", str(path)
+            )
+            assert (code, err) == (0, "")
+            assert stat.S_IMODE(out.stat().st_mode) == 0o600 and "Où est la gare?" in out.read_text()
+    finally:
+        os.umask(old)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import stat
 import tomllib
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -202,3 +205,64 @@ def test_bad_config_on_the_command_line_is_one_line(tmp_path: Path, capsys: pyte
     path.write_text("[chat]\neffort = 3\n")
     assert main(["--config", str(path)]) == 1
     assert capsys.readouterr().err == f"error: config file {path}, line 2: chat.effort must be low, medium or high\n"
+
+
+posix_only = pytest.mark.skipif(os.name != "posix", reason="POSIX permission bits, owners and links")
+
+
+@pytest.fixture
+def usual_umask() -> Iterator[None]:
+    """The common umask (022): a file written plainly comes out 0644, readable by everyone."""
+    old = os.umask(0o022)
+    yield
+    os.umask(old)
+
+
+def _mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+@posix_only
+@pytest.mark.parametrize("original", [0o600, 0o640, 0o400], ids=["0600", "0640", "0400"])
+def test_saving_keeps_the_files_mode(tmp_path: Path, usual_umask: None, original: int) -> None:
+    """A 0600 config holding an API key became 0644 when the app saved the theme."""
+    path = tmp_path / "config.toml"
+    path.write_text('[model]\napi_key = "sk-secret"\n')
+    path.chmod(original)
+    save_ui_value(path, "theme", "harmony-light")
+    assert _mode(path) == original and load_settings(path).ui.theme == "harmony-light"
+    assert sorted(tmp_path.iterdir()) == [path]  # no temporary file left behind
+
+
+@posix_only
+def test_saving_writes_through_a_link_to_its_target(tmp_path: Path, usual_umask: None) -> None:
+    """A config kept in a dotfiles repository stays a link; the file it points to gets the value."""
+    dotfiles = tmp_path / "dotfiles"
+    dotfiles.mkdir()
+    target = dotfiles / "harmony-chat.toml"
+    target.write_text(COMMENTED)
+    target.chmod(0o600)
+    link = tmp_path / "config" / "config.toml"
+    link.parent.mkdir()
+    link.symlink_to(Path("..") / "dotfiles" / "harmony-chat.toml")
+    save_ui_value(link, "theme", "harmony-light")
+    assert link.is_symlink() and link.resolve() == target.resolve()
+    assert target.read_text() == COMMENTED.replace('theme = "harmony-dark"', 'theme = "harmony-light"')
+    assert _mode(target) == 0o600 and sorted(dotfiles.iterdir()) == [target]
+
+
+@posix_only
+@pytest.mark.skipif(os.name == "posix" and os.geteuid() != 0, reason="only root may give a file to another user")
+def test_saving_keeps_the_owner(tmp_path: Path) -> None:
+    path = tmp_path / "config.toml"
+    path.write_text("[ui]\n")
+    os.chown(path, 12345, 23456)
+    save_ui_value(path, "theme", "harmony-light")
+    assert (path.stat().st_uid, path.stat().st_gid) == (12345, 23456)
+
+
+@posix_only
+def test_a_new_config_is_private(tmp_path: Path, usual_umask: None) -> None:
+    path = tmp_path / "new" / "harmony-chat" / "config.toml"
+    save_ui_value(path, "theme", "harmony-light")
+    assert (_mode(path), _mode(path.parent), _mode(path.parent.parent)) == (0o600, 0o700, 0o700)
