@@ -65,7 +65,7 @@ def theme_names() -> set[str]:
         for path in sorted(folder.glob("*.toml")) if folder.is_dir() else ():
             try:
                 name = tomllib.loads(path.read_text(encoding="utf-8")).get("name")
-            except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+            except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):
                 continue
             if isinstance(name, str) and name:
                 names.add(name)
@@ -199,6 +199,8 @@ class _ConfigFileSource(InitSettingsSource):
             return tomllib.loads(self.text)
         except tomllib.TOMLDecodeError as error:
             raise ConfigError(f"config file {path}: {error}") from error
+        except RecursionError as error:  # arrays or tables nested deeper than Python's stack
+            raise ConfigError(f"config file {path}: its values nest too deeply") from error
 
 
 class Settings(BaseSettings):

@@ -45,6 +45,8 @@ def read_recording(path: Path) -> list[list[int]]:
             data = json.loads(text)
         except json.JSONDecodeError as error:
             raise ReplayError(f"{path} is not valid JSON: {error.msg} at line {error.lineno}") from error
+        except RecursionError as error:  # nested deeper than Python's stack
+            raise ReplayError(f"{path} must hold a list of token ids per turn; it nests too deeply") from error
         turns = data if data and all(isinstance(item, list) for item in data) else [data]
         for turn in turns:
             if not isinstance(turn, list) or not all(isinstance(t, int) and tk.is_valid(t) for t in turn):

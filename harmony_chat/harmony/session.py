@@ -311,6 +311,8 @@ class ChatSession:
             conversation = Conversation.from_json(path.read_text(encoding="utf-8"))
         except OSError as error:
             raise ConversationFileError(f"cannot read conversation {path}: {error.strerror}") from error
+        except RecursionError as error:  # JSON nested deeper than Python's stack
+            raise ConversationFileError(f"{path} is not a harmony conversation: its JSON nests too deeply") from error
         except (ValueError, ValidationError, KeyError, TypeError) as error:
             first_line = str(error).splitlines()[0] if str(error) else type(error).__name__
             raise ConversationFileError(f"{path} is not a harmony conversation: {first_line}") from error

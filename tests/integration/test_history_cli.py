@@ -202,3 +202,22 @@ def test_an_export_is_private(capsys: pytest.CaptureFixture[str], db: tuple[Path
             assert stat.S_IMODE(out.stat().st_mode) == 0o600 and "Où est la gare?" in out.read_text()
     finally:
         os.umask(old)
+
+
+def test_deeply_nested_json_is_one_line(
+    capsys: pytest.CaptureFixture[str], db: tuple[Path, int], tmp_path: Path
+) -> None:
+    """100,000 nested arrays raised RecursionError out of every JSON reader."""
+    path, _ = db
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000)
+    code, _, err = run(capsys, "history", "import", str(deep), "--history-db", str(path))
+    assert (code, err) == (1, f"error: {deep} is not a harmony conversation: its JSON nests too deeply\n")
+    answer = tmp_path / "answer.txt"
+    answer.write_text("<|channel|>final<|message|>Hi.<|return|>\n")
+    code, _, err = run(capsys, "ask", "--replay", str(answer), "--conversation", str(deep), "hi")
+    assert (code, err) == (1, f"error: {deep} is not a harmony conversation: its JSON nests too deeply\n")
+    code, _, err = run(capsys, "ask", "--replay", str(answer), "--mcp-config", str(deep), "hi")
+    assert (code, err) == (1, f"error: {deep}: not valid MCP JSON (it nests too deeply)\n")
+    code, _, err = run(capsys, "ask", "--replay", str(deep), "hi")
+    assert (code, err) == (1, f"error: {deep} must hold a list of token ids per turn; it nests too deeply\n")

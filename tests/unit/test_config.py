@@ -266,3 +266,14 @@ def test_a_new_config_is_private(tmp_path: Path, usual_umask: None) -> None:
     path = tmp_path / "new" / "harmony-chat" / "config.toml"
     save_ui_value(path, "theme", "harmony-light")
     assert (_mode(path), _mode(path.parent), _mode(path.parent.parent)) == (0o600, 0o700, 0o700)
+
+
+def test_a_config_nested_too_deeply_is_one_error(tmp_path: Path) -> None:
+    path = tmp_path / "config.toml"
+    path.write_text("x = " + "[" * 100_000 + "\n")
+    with pytest.raises(ConfigError) as raised:
+        load_settings(path)
+    assert str(raised.value) == f"config file {path}: its values nest too deeply"
+    with pytest.raises(ConfigError, match=f"^config file {path}: ") as raised:
+        save_ui_value(path, "theme", "harmony-light")
+    assert "\n" not in str(raised.value) and path.read_text().startswith("x = [[[")
