@@ -23,6 +23,9 @@ history_app = typer.Typer(
 )
 
 DbOpt = Annotated[Path | None, typer.Option("--history-db", help="The history database file.")]
+MAX_CONVERSATION_ID = 2**63 - 1
+"""The largest conversation id (SQLite's integers are 64-bit: a larger number cannot be looked up)."""
+ConversationArg = Annotated[int, typer.Argument(min=1, max=MAX_CONVERSATION_ID, help="The conversation's id.")]
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,7 +101,7 @@ def list_command(ctx: typer.Context, history_db: DbOpt = None) -> None:
 
 
 @history_app.command("show")
-def show_command(ctx: typer.Context, conversation: int, history_db: DbOpt = None) -> None:
+def show_command(ctx: typer.Context, conversation: ConversationArg, history_db: DbOpt = None) -> None:
     """Print a conversation as Markdown (final answers and preambles)."""
     from harmony_chat.history.export import to_markdown
 
@@ -118,7 +121,7 @@ def search_command(ctx: typer.Context, text: str, history_db: DbOpt = None) -> N
 @history_app.command("export")
 def export_command(
     ctx: typer.Context,
-    conversation: int,
+    conversation: ConversationArg,
     export_format: Annotated[str, typer.Option("--format", "-f", help="md, json or harmony.")] = "md",
     with_reasoning: Annotated[bool, typer.Option("--with-reasoning", help="Add stored analysis.")] = False,
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Write here instead of stdout.")] = None,
@@ -151,7 +154,7 @@ def export_command(
 @history_app.command("delete")
 def delete_command(
     ctx: typer.Context,
-    conversation: int,
+    conversation: ConversationArg,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
     history_db: DbOpt = None,
 ) -> None:

@@ -204,6 +204,14 @@ def test_an_export_is_private(capsys: pytest.CaptureFixture[str], db: tuple[Path
         os.umask(old)
 
 
+def test_ids_beyond_sqlite_are_refused_in_one_line(capsys: pytest.CaptureFixture[str], db: tuple[Path, int]) -> None:
+    path, _ = db
+    huge = str(2**70)
+    for command in (["history", "show", huge], ["history", "delete", huge, "--yes"], ["--resume", huge]):
+        code, _, err = run(capsys, *command, "--history-db", str(path))
+        assert code == 2 and err.startswith("error: ") and err.count("\n") == 1 and "Traceback" not in err, command
+
+
 def test_deeply_nested_json_is_one_line(
     capsys: pytest.CaptureFixture[str], db: tuple[Path, int], tmp_path: Path
 ) -> None:

@@ -207,6 +207,86 @@ def test_bad_config_on_the_command_line_is_one_line(tmp_path: Path, capsys: pyte
     assert capsys.readouterr().err == f"error: config file {path}, line 2: chat.effort must be low, medium or high\n"
 
 
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        # --threads 1000000 crashed llama.cpp (exit 139); a huge number aborted it (std::bad_alloc)
+        ("[model]\nthreads = 513\n", "line 2: model.threads must be at most 512"),
+        ("[model]\nthreads = 99999999999999999999\n", "line 2: model.threads must be at most 512"),
+        ("[model]\ncontext = 1048577\n", "line 2: model.context must be at most 1048576"),
+        ("[model]\nmax_tokens = 1048577\n", "line 2: model.max_tokens must be at most 1048576"),
+        ("[model]\ngpu_layers = 2147483648\n", "line 2: model.gpu_layers must be at most 2147483647"),
+        ("[model]\ntemperature = 2.5\n", "line 2: model.temperature must be at most 2"),
+        ("[model]\ntemperature = inf\n", "line 2: model.temperature must be a finite number"),
+        ("[model]\ntemperature = nan\n", "line 2: model.temperature must be a finite number"),
+        ("[model]\nseed = -1\n", "line 2: model.seed must be at least 0"),
+        ("[model]\nseed = 4294967295\n", "line 2: model.seed must be at most 4294967294"),
+        ("[reasoning]\nlive_every = 1048577\n", "line 2: reasoning.live_every must be at most 1048576"),
+        ("[tools]\nmax_steps = 1001\n", "line 2: tools.max_steps must be at most 1000"),
+        ("[tools]\ntimeout = inf\n", "line 2: tools.timeout must be a finite number"),
+        ("[tools]\ntimeout = 86401\n", "line 2: tools.timeout must be at most 86400"),
+        ("[tools]\npython_timeout = -inf\n", "line 2: tools.python_timeout must be a finite number"),
+    ],
+)
+def test_every_number_has_an_upper_bound(tmp_path: Path, text: str, message: str) -> None:
+    path = tmp_path / "c.toml"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as raised:
+        load_settings(path)
+    assert str(raised.value) == f"config file {path}, {message}"
+
+
+def test_the_bounds_themselves_are_allowed(tmp_path: Path) -> None:
+    path = tmp_path / "c.toml"
+    path.write_text(
+        "[model]\nthreads = 512\ncontext = 1048576\nmax_tokens = 1048576\ntemperature = 2.0\nseed = 4294967294\n"
+        "gpu_layers = 2147483647\n[tools]\nmax_steps = 1000\ntimeout = 86400\n"
+    )
+    model = load_settings(path).model
+    assert (model.threads, model.context, model.temperature, model.seed) == (512, 1048576, 2.0, 4294967294)
+
+
+def test_an_infinite_number_from_the_environment_is_refused(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("HARMONY_CHAT_MODEL__TEMPERATURE", "inf")
+    with pytest.raises(ConfigError) as raised:
+        load_settings(tmp_path / "none.toml")
+    assert (
+        str(raised.value)
+        == "environment variable HARMONY_CHAT_MODEL__TEMPERATURE: model.temperature must be a finite number"
+    )
+
+
+def _number_fields() -> list[tuple[str, str, object]]:
+    """Every int or float setting, as (section, key, its field)."""
+    from harmony_chat.config import Settings
+    from harmony_chat.config_section import Section
+
+    found: list[tuple[str, str, object]] = []
+    sections = [(name, field.annotation) for name, field in Settings.model_fields.items()]
+    while sections:
+        name, model = sections.pop()
+        if not (isinstance(model, type) and issubclass(model, Section)):
+            continue
+        for key, field in model.model_fields.items():
+            if isinstance(field.annotation, type) and issubclass(field.annotation, Section):
+                sections.append((f"{name}.{key}", field.annotation))
+            elif {int, float} & {field.annotation, *getattr(field.annotation, "__args__", ())}:
+                found.append((name, key, field))
+    return found
+
+
+def test_every_number_setting_is_bounded_above() -> None:
+    """A new number setting needs its upper bound too (a test keeps them in step)."""
+    numbers = _number_fields()
+    assert {(section, key) for section, key, _ in numbers} >= {("model", "threads"), ("tools", "timeout")}
+    unbounded = [
+        f"{section}.{key}"
+        for section, key, field in numbers
+        if not any(hasattr(rule, "le") or hasattr(rule, "lt") for rule in getattr(field, "metadata", []))
+    ]
+    assert unbounded == []
+
+
 posix_only = pytest.mark.skipif(os.name != "posix", reason="POSIX permission bits, owners and links")
 
 
