@@ -1,4 +1,8 @@
-"""``harmony-chat history``: list, show, search, export, delete and import stored conversations."""
+"""``harmony-chat history``: list, show, search, export, delete and import stored conversations.
+
+``delete`` asks first (``--yes`` skips the question); an answer other than yes, or no answer at all
+(standard input at its end), deletes nothing and exits with :data:`NOT_DELETED_EXIT_CODE`.
+"""
 
 from __future__ import annotations
 
@@ -26,6 +30,8 @@ DbOpt = Annotated[Path | None, typer.Option("--history-db", help="The history da
 MAX_CONVERSATION_ID = 2**63 - 1
 """The largest conversation id (SQLite's integers are 64-bit: a larger number cannot be looked up)."""
 ConversationArg = Annotated[int, typer.Argument(min=1, max=MAX_CONVERSATION_ID, help="The conversation's id.")]
+NOT_DELETED_EXIT_CODE = 3
+"""``history delete``'s exit code when the deletion was not confirmed (1: an error, 130: interrupted)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +88,18 @@ def _reason(path: Path, error: OSError) -> str:
     if not path.parent.is_dir():
         return f"there is no folder {path.parent}"
     return error.strerror or str(error)
+
+
+def _confirmed(question: str) -> bool:
+    """Ask ``question`` on stderr and read the answer; only yes counts (no answer, end of input: no)."""
+    print(f"{question} [y/N] ", end="", file=sys.stderr, flush=True)
+    try:
+        answer = sys.stdin.readline() if sys.stdin is not None else ""
+    except (OSError, ValueError):  # no standard input, or a closed one
+        answer = ""
+    if not answer.endswith("\n"):
+        print(file=sys.stderr)  # end the question's line when input ended without one
+    return answer.strip().lower() in ("y", "yes")
 
 
 def _store(ctx: typer.Context, path: Path | None) -> HistoryStore:
@@ -161,8 +179,9 @@ def delete_command(
     """Delete a conversation."""
     store = _store(ctx, history_db)
     title = store.load(conversation).title
-    if not yes and not typer.confirm(f"Delete conversation {conversation} ({title})?"):
-        raise typer.Exit(1)
+    if not yes and not _confirmed(f"Delete conversation {conversation} ({title})?"):
+        print(f"not deleted: conversation {conversation} is kept (--yes deletes without asking)", file=sys.stderr)
+        raise typer.Exit(NOT_DELETED_EXIT_CODE)
     store.delete(conversation)
 
 

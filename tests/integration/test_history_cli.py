@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import os
 import sqlite3
 import stat
@@ -11,6 +12,7 @@ import pytest
 from openai_harmony import HarmonyEncoding
 
 from harmony_chat.cli import main
+from harmony_chat.cli.history import NOT_DELETED_EXIT_CODE
 from harmony_chat.harmony.session import ChatSession
 from harmony_chat.history.recording import session_settings
 from harmony_chat.history.store import HistoryStore
@@ -202,6 +204,33 @@ def test_an_export_is_private(capsys: pytest.CaptureFixture[str], db: tuple[Path
             assert stat.S_IMODE(out.stat().st_mode) == 0o600 and "Où est la gare?" in out.read_text()
     finally:
         os.umask(old)
+
+
+@pytest.mark.parametrize(("answer", "deleted"), [("", False), ("n\n", False), ("maybe\n", False), ("y\n", True)])
+def test_delete_asks_and_only_yes_deletes(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    db: tuple[Path, int],
+    answer: str,
+    deleted: bool,
+) -> None:
+    """Standard input at its end used to print ``interrupted`` (exit 130); ``n`` exited 1 without a word."""
+    path, conversation = db
+    monkeypatch.setattr("sys.stdin", io.StringIO(answer))
+    code, out, err = run(capsys, "history", "delete", str(conversation), "--history-db", str(path))
+    left = [row.id for row in HistoryStore(path).list_conversations()]
+    question = f"Delete conversation {conversation} (Où est la gare? 駅はどこ)? [y/N] "
+    if deleted:
+        assert (code, out, err, left) == (0, "", question, [])
+    else:
+        kept = f"not deleted: conversation {conversation} is kept (--yes deletes without asking)\n"
+        assert (code, out, err, left) == (
+            NOT_DELETED_EXIT_CODE,
+            "",
+            question + "\n" * (not answer) + kept,
+            [conversation],
+        )
+        assert NOT_DELETED_EXIT_CODE not in (0, 1, 2, 130)
 
 
 def test_ids_beyond_sqlite_are_refused_in_one_line(capsys: pytest.CaptureFixture[str], db: tuple[Path, int]) -> None:
