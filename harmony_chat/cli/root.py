@@ -234,7 +234,7 @@ def models() -> None:
 
     found = find_models()
     for model in found:
-        print(f"{model.path}\t{model.size_gb:.1f} GB\t{model.source}")
+        print(f"{model.path}\t{model.size_text}\t{model.source}")
     if not found:
         folders = ", ".join(str(folder) for _, folder in search_dirs())
         print(f"No gpt-oss GGUF files found (searched {folders}).", file=sys.stderr)
