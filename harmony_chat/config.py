@@ -27,10 +27,11 @@ from pydantic_settings import (
 )
 from tomlkit.exceptions import TOMLKitError
 
-from harmony_chat.config_errors import ConfigError, explain
+from harmony_chat.config_errors import ConfigError, describe, explain
 from harmony_chat.config_section import Section as _Section
 from harmony_chat.config_tools import McpSettings, ToolsSettings
 from harmony_chat.locations import bundled_theme_dir, config_dir, user_theme_dir
+from harmony_chat.private_files import make_private_dir, replace_text
 
 ENV_PREFIX = "HARMONY_CHAT_"
 """Environment variables ``HARMONY_CHAT_<SECTION>__<KEY>`` set any value (``__`` separates the two)."""
@@ -50,8 +51,26 @@ BINDING_IDS = (
 )
 """The ids ``[keymap]`` can remap (the same as the app's bindings; a test keeps them in step)."""
 DEFAULT_THEME = "harmony-dark"
+MAX_CONTEXT = 1_048_576
+"""The largest context (and answer) in tokens a setting may ask for: 2**20, eight times gpt-oss's 131,072."""
+MAX_THREADS = 512
+"""The most CPU threads llama.cpp runs (ggml's ``GGML_MAX_N_THREADS``; more crashes it)."""
+MAX_GPU_LAYERS = 2**31 - 1
+"""llama.cpp's layer count is a 32-bit integer; any count above the model's offloads every layer."""
+MAX_TEMPERATURE = 2.0
+"""The highest sampling temperature (OpenAI's API allows 0 to 2)."""
+MAX_SEED = 2**32 - 2
+"""llama.cpp's seeds are 32-bit; 2**32 - 1 means "a random seed" there, so it is not a seed to repeat."""
 
-__all__ = ["ConfigError", "Settings", "config_file", "load_settings", "save_config_value", "save_ui_value"]
+__all__ = [
+    "ConfigError",
+    "Settings",
+    "check_setting",
+    "config_file",
+    "load_settings",
+    "save_config_value",
+    "save_ui_value",
+]
 
 
 def theme_names() -> set[str]:
@@ -64,7 +83,7 @@ def theme_names() -> set[str]:
         for path in sorted(folder.glob("*.toml")) if folder.is_dir() else ():
             try:
                 name = tomllib.loads(path.read_text(encoding="utf-8")).get("name")
-            except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+            except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):
                 continue
             if isinstance(name, str) and name:
                 names.add(name)
@@ -103,18 +122,18 @@ class ModelSettings(_Section):
     """A Hugging Face repository to download the model from (with ``hf_file``)."""
     hf_file: str | None = None
     """The file in ``hf_repo`` to download (kept in the Hugging Face cache)."""
-    context: int = Field(default=16384, ge=256)
-    """Context size in tokens."""
-    gpu_layers: int = Field(default=0, ge=-1)
-    """Layers to offload to the GPU (-1: all)."""
-    threads: int | None = Field(default=None, ge=1)
-    """CPU threads (default: llama.cpp's choice)."""
-    temperature: float = Field(default=1.0, ge=0.0)
-    """Sampling temperature (1.0 with top_p 1.0 is OpenAI's advice for gpt-oss)."""
-    max_tokens: int = Field(default=4096, ge=1)
+    context: int = Field(default=16384, ge=256, le=MAX_CONTEXT)
+    """Context size in tokens (the model's own limit applies too)."""
+    gpu_layers: int = Field(default=0, ge=-1, le=MAX_GPU_LAYERS)
+    """Layers to offload to the GPU (-1: all; a count above the model's also offloads all)."""
+    threads: int | None = Field(default=None, ge=1, le=MAX_THREADS)
+    """CPU threads (default: llama.cpp's choice; 512 is the most it runs)."""
+    temperature: float = Field(default=1.0, ge=0.0, le=MAX_TEMPERATURE)
+    """Sampling temperature, as OpenAI's API takes it (1.0 with top_p 1.0 is OpenAI's advice for gpt-oss)."""
+    max_tokens: int = Field(default=4096, ge=1, le=MAX_CONTEXT)
     """Most tokens an answer may take (less when the context has less room)."""
-    seed: int | None = None
-    """Sampling seed, for repeatable answers."""
+    seed: int | None = Field(default=None, ge=0, le=MAX_SEED)
+    """Sampling seed, for repeatable answers (llama.cpp's seeds are 32-bit)."""
     url: str | None = None
     """A serving engine running gpt-oss (llama-server, vLLM, SGLang) instead of a GGUF: ``http://HOST:PORT``."""
     engine: Literal["llama-server", "vllm", "sglang"] | None = None
@@ -157,7 +176,7 @@ class ReasoningSettings(_Section):
     engine running gpt-oss (llama-server, vLLM, SGLang) that writes them instead."""
     live: bool = False
     """Also summarise long reasoning while it goes on, every ``live_every`` analysis tokens."""
-    live_every: int = Field(default=300, ge=32)
+    live_every: int = Field(default=300, ge=32, le=MAX_CONTEXT)
     """Analysis tokens between two live summaries."""
 
 
@@ -198,6 +217,8 @@ class _ConfigFileSource(InitSettingsSource):
             return tomllib.loads(self.text)
         except tomllib.TOMLDecodeError as error:
             raise ConfigError(f"config file {path}: {error}") from error
+        except RecursionError as error:  # arrays or tables nested deeper than Python's stack
+            raise ConfigError(f"config file {path}: its values nest too deeply") from error
 
 
 class Settings(BaseSettings):
@@ -278,6 +299,27 @@ def load_settings(path: Path | None = None) -> Settings:
     return settings
 
 
+def check_setting(section: str, key: str, value: object, name: str) -> Any:
+    """Check ``value`` by the rule of the setting ``[section] key`` and return it as the setting holds it.
+
+    The command-line options that set a setting (``--threads`` sets ``[model] threads``) are checked
+    here, so the file, the environment and the command line share one rule and one bound.
+
+    Raises:
+        ConfigError: ``"{name} must be at most 512"``: one line, naming the value as ``name``.
+    """
+    section_model = Settings.model_fields[section].annotation
+    if not (isinstance(section_model, type) and issubclass(section_model, _Section)):
+        raise TypeError(f"[{section}] is not a section of settings")
+    try:
+        checked = section_model.__pydantic_validator__.validate_assignment(section_model.model_construct(), key, value)
+    except ValidationError as error:
+        first = error.errors()[0]
+        first["loc"] = (name,)
+        raise ConfigError(describe(first)) from None
+    return getattr(checked, key)
+
+
 def save_ui_value(path: Path, key: str, value: str) -> None:
     """Set ``[ui] key = "value"`` in the config file, keeping everything else, comments included.
 
@@ -290,6 +332,10 @@ def save_ui_value(path: Path, key: str, value: str) -> None:
 
 def save_config_value(path: Path, section: str, key: str, value: object) -> None:
     """Set ``key = value`` in ``[section]`` of the config file, keeping everything else, comments included.
+
+    The file is rewritten atomically and keeps its mode and owner (a config holding an API key
+    stays 0600); a symbolic link (dotfiles) stays a link and its target is what changes. A new file
+    is made 0600, in a new 0700 folder if its folder is missing.
 
     Raises:
         ConfigError: when the file is not valid TOML or ``section`` is not a table.
@@ -307,7 +353,5 @@ def save_config_value(path: Path, section: str, key: str, value: object) -> None
         table[key] = value
     except TOMLKitError as error:
         raise ConfigError(f"config file {path}: {error}") from error
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(path.name + ".part")
-    partial.write_text(tomlkit.dumps(document), encoding="utf-8")
-    partial.replace(path)
+    make_private_dir(Path(os.path.realpath(path)).parent, own=False)
+    replace_text(path, tomlkit.dumps(document))

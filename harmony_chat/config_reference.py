@@ -11,7 +11,7 @@ import types
 import typing
 from pathlib import Path
 
-from annotated_types import Ge
+from annotated_types import Ge, Le
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
@@ -52,7 +52,8 @@ def _default(field: FieldInfo) -> str:
 
 
 def _limits(field: FieldInfo) -> str:
-    return "".join(f", ≥ {item.ge}" for item in field.metadata if isinstance(item, Ge))
+    lower = "".join(f", ≥ {item.ge}" for item in field.metadata if isinstance(item, Ge))
+    return lower + "".join(f", ≤ {item.le}" for item in field.metadata if isinstance(item, Le))
 
 
 def _escape(text: str) -> str:

@@ -34,13 +34,19 @@ from harmony_chat.cli.options import (
     UrlOpt,
     YesOpt,
     chat_options,
+    config_option,
     reasoning_mode,
+    setting_rule,
 )
 from harmony_chat.cli.root import app
+
+MAX_RUNS = 1000
+"""The most runs ``bench --runs`` makes of each loop."""
 
 
 @app.command()
 def ask(
+    invocation: typer.Context,
     prompt: Annotated[str | None, typer.Argument(help="The message; - reads it from stdin.")] = None,
     model: ModelOpt = None,
     hf_repo: HfRepoOpt = None,
@@ -88,7 +94,7 @@ def ask(
     from harmony_chat.cli.ask import AskRequest, OutputMode, run_ask
 
     options = chat_options(
-        config,
+        config_option(invocation, config),
         model=model,
         hf_repo=hf_repo,
         hf_file=hf_file,
@@ -137,13 +143,35 @@ def bench(
     engine: EngineOpt = None,
     api_key: ApiKeyOpt = None,
     tui: Annotated[bool, typer.Option("--tui", help="Benchmark the chat app under load (no model needed).")] = False,
-    tui_tokens: Annotated[int, typer.Option("--tui-tokens", min=100, help="Answer length for --tui.")] = 20000,
-    tokens: Annotated[int, typer.Option("--tokens", min=8, help="Tokens to generate per run.")] = 256,
-    runs: Annotated[int, typer.Option("--runs", min=1, help="Runs of each loop (medians are reported).")] = 3,
-    ctx: Annotated[int, typer.Option("--ctx", min=256, help="Context size in tokens.")] = 4096,
-    gpu_layers: Annotated[int, typer.Option("--gpu-layers", min=-1, help="Layers to offload (-1: all).")] = 0,
+    tui_tokens: Annotated[
+        int,
+        typer.Option(
+            "--tui-tokens", min=100, callback=setting_rule("model", "max_tokens"), help="Answer length for --tui."
+        ),
+    ] = 20000,
+    tokens: Annotated[
+        int,
+        typer.Option(
+            "--tokens", min=8, callback=setting_rule("model", "max_tokens"), help="Tokens to generate per run."
+        ),
+    ] = 256,
+    runs: Annotated[
+        int, typer.Option("--runs", min=1, max=MAX_RUNS, help="Runs of each loop (medians are reported).")
+    ] = 3,
+    ctx: Annotated[
+        int, typer.Option("--ctx", callback=setting_rule("model", "context"), help="Context size in tokens.")
+    ] = 4096,
+    gpu_layers: Annotated[
+        int,
+        typer.Option("--gpu-layers", callback=setting_rule("model", "gpu_layers"), help="Layers to offload (-1: all)."),
+    ] = 0,
     threads: ThreadsOpt = None,
-    chat_tokens: Annotated[int, typer.Option("--chat-tokens", min=1, help="Tokens per turn of the chat.")] = 64,
+    chat_tokens: Annotated[
+        int,
+        typer.Option(
+            "--chat-tokens", callback=setting_rule("model", "max_tokens"), help="Tokens per turn of the chat."
+        ),
+    ] = 64,
     json_output: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Measure the model and every layer harmony-chat adds on top of it (--tui: the chat app)."""

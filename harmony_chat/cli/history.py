@@ -4,6 +4,9 @@ Stored text is the user's, the model's and the tools': whatever these commands w
 stderr shows its control characters as visible symbols (:func:`~harmony_chat.text_safety.visible`),
 so a stored escape sequence never drives the terminal. ``export --out FILE`` writes the exact text
 (a file is no terminal); JSON is exact everywhere, every control character escaped.
+
+``delete`` asks first (``--yes`` skips the question); an answer other than yes, or no answer at all
+(standard input at its end), deletes nothing and exits with :data:`NOT_DELETED_EXIT_CODE`.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from harmony_chat.errors import HarmonyChatError
 from harmony_chat.text_safety import visible
 
 if TYPE_CHECKING:
@@ -29,6 +33,11 @@ history_app = typer.Typer(
 )
 
 DbOpt = Annotated[Path | None, typer.Option("--history-db", help="The history database file.")]
+MAX_CONVERSATION_ID = 2**63 - 1
+"""The largest conversation id (SQLite's integers are 64-bit: a larger number cannot be looked up)."""
+ConversationArg = Annotated[int, typer.Argument(min=1, max=MAX_CONVERSATION_ID, help="The conversation's id.")]
+NOT_DELETED_EXIT_CODE = 3
+"""``history delete``'s exit code when the deletion was not confirmed (1: an error, 130: interrupted)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +83,31 @@ def app_history(
         return None, str(error)
 
 
+class HistoryFileError(HarmonyChatError):
+    """A file a history command reads or writes cannot be used."""
+
+
+def _reason(path: Path, error: OSError) -> str:
+    """Why ``path`` cannot be written, in words."""
+    if path.is_dir():
+        return "it is a folder"
+    if not path.parent.is_dir():
+        return f"there is no folder {path.parent}"
+    return error.strerror or str(error)
+
+
+def _confirmed(question: str) -> bool:
+    """Ask ``question`` on stderr and read the answer; only yes counts (no answer, end of input: no)."""
+    print(f"{question} [y/N] ", end="", file=sys.stderr, flush=True)
+    try:
+        answer = sys.stdin.readline() if sys.stdin is not None else ""
+    except (OSError, ValueError):  # no standard input, or a closed one
+        answer = ""
+    if not answer.endswith("\n"):
+        print(file=sys.stderr)  # end the question's line when input ended without one
+    return answer.strip().lower() in ("y", "yes")
+
+
 def _store(ctx: typer.Context, path: Path | None) -> HistoryStore:
     from harmony_chat.config import load_settings
 
@@ -91,7 +125,7 @@ def list_command(ctx: typer.Context, history_db: DbOpt = None) -> None:
 
 
 @history_app.command("show")
-def show_command(ctx: typer.Context, conversation: int, history_db: DbOpt = None) -> None:
+def show_command(ctx: typer.Context, conversation: ConversationArg, history_db: DbOpt = None) -> None:
     """Print a conversation as Markdown (final answers and preambles)."""
     from harmony_chat.history.export import to_markdown
 
@@ -111,7 +145,7 @@ def search_command(ctx: typer.Context, text: str, history_db: DbOpt = None) -> N
 @history_app.command("export")
 def export_command(
     ctx: typer.Context,
-    conversation: int,
+    conversation: ConversationArg,
     export_format: Annotated[str, typer.Option("--format", "-f", help="md, json or harmony.")] = "md",
     with_reasoning: Annotated[bool, typer.Option("--with-reasoning", help="Add stored analysis.")] = False,
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Write here instead of stdout.")] = None,
@@ -135,22 +169,28 @@ def export_command(
         text = exporter(stored, load_encoding(), with_reasoning)
     if out is None:
         print(visible(text), end="")
-    else:
-        out.write_text(text, encoding="utf-8")
+        return
+    from harmony_chat.private_files import write_private_text
+
+    try:
+        write_private_text(out, text)  # a conversation: only its owner may read it
+    except OSError as error:
+        raise HistoryFileError(f"cannot write {out}: {_reason(out, error)}") from error
 
 
 @history_app.command("delete")
 def delete_command(
     ctx: typer.Context,
-    conversation: int,
+    conversation: ConversationArg,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
     history_db: DbOpt = None,
 ) -> None:
     """Delete a conversation."""
     store = _store(ctx, history_db)
     title = store.load(conversation).title
-    if not yes and not typer.confirm(visible(f"Delete conversation {conversation} ({title})?")):
-        raise typer.Exit(1)
+    if not yes and not _confirmed(visible(f"Delete conversation {conversation} ({title})?")):
+        print(f"not deleted: conversation {conversation} is kept (--yes deletes without asking)", file=sys.stderr)
+        raise typer.Exit(NOT_DELETED_EXIT_CODE)
     store.delete(conversation)
 
 

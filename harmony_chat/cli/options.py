@@ -1,18 +1,43 @@
 """The command-line options every entry point shares (the app, ``ask``, ``serve``), as Typer types.
 
 Every option defaults to "not given" (None or False), so the config file's value holds unless the
-command line says otherwise; :func:`chat_options` applies them over the config file.
+command line says otherwise; :func:`chat_options` applies them over the config file. An option that
+sets a setting (``--threads`` sets ``[model] threads``) is checked by that setting's own rule, so a
+bound is written once, in :mod:`harmony_chat.config`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, TypeVar
 
 import typer
 
 from harmony_chat.chat.options import ChatOptions
 from harmony_chat.chat.summary import REASONING_MODES
+
+_Value = TypeVar("_Value")
+
+
+def setting_rule(section: str, key: str) -> Callable[[_Value | None], _Value | None]:
+    """A Typer callback that checks an option's value by the rule of the setting ``[section] key``.
+
+    The config module loads only when the option is given, so ``--help`` stays instant.
+    """
+
+    def check(value: _Value | None) -> _Value | None:
+        if value is None:
+            return None
+        from harmony_chat.config import ConfigError, check_setting
+
+        try:
+            checked: _Value = check_setting(section, key, value, str(value))
+        except ConfigError as error:
+            raise typer.BadParameter(str(error)) from None
+        return checked
+
+    return check
 
 
 def _effort(value: str | None) -> str | None:
@@ -83,19 +108,41 @@ EffortOpt = Annotated[
     str | None, typer.Option("--effort", "-e", callback=_effort, help="Reasoning effort: low, medium or high.")
 ]
 InstructionsOpt = Annotated[str | None, typer.Option("--instructions", help="Developer instructions.")]
-CtxOpt = Annotated[int | None, typer.Option("--ctx", min=256, help="Context size in tokens.")]
-GpuOpt = Annotated[int | None, typer.Option("--gpu-layers", min=-1, help="Layers to offload to the GPU (-1: all).")]
-ThreadsOpt = Annotated[int | None, typer.Option("--threads", min=1, help="CPU threads.")]
-TemperatureOpt = Annotated[float | None, typer.Option("--temperature", min=0.0, help="Sampling temperature.")]
-MaxTokensOpt = Annotated[int | None, typer.Option("--max-tokens", min=1, help="Most tokens an answer may take.")]
-SeedOpt = Annotated[int | None, typer.Option("--seed", help="Sampling seed.")]
+CtxOpt = Annotated[
+    int | None,
+    typer.Option("--ctx", callback=setting_rule("model", "context"), help="Context size in tokens."),
+]
+GpuOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--gpu-layers", callback=setting_rule("model", "gpu_layers"), help="Layers to offload to the GPU (-1: all)."
+    ),
+]
+ThreadsOpt = Annotated[
+    int | None, typer.Option("--threads", callback=setting_rule("model", "threads"), help="CPU threads.")
+]
+TemperatureOpt = Annotated[
+    float | None,
+    typer.Option("--temperature", callback=setting_rule("model", "temperature"), help="Sampling temperature."),
+]
+MaxTokensOpt = Annotated[
+    int | None,
+    typer.Option("--max-tokens", callback=setting_rule("model", "max_tokens"), help="Most tokens an answer may take."),
+]
+SeedOpt = Annotated[
+    int | None,
+    typer.Option("--seed", callback=setting_rule("model", "seed"), help="Sampling seed."),
+]
 ConfigOpt = Annotated[Path | None, typer.Option("--config", exists=True, dir_okay=False, help="Use this config file.")]
 ApproveOpt = Annotated[
     str | None,
     typer.Option("--approve", callback=_approve, help="Tool calls: ask (each), all (no asking) or none."),
 ]
 YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="Run tool calls without asking (= --approve all).")]
-MaxStepsOpt = Annotated[int | None, typer.Option("--max-steps", min=1, help="Generation calls per turn at most.")]
+MaxStepsOpt = Annotated[
+    int | None,
+    typer.Option("--max-steps", callback=setting_rule("tools", "max_steps"), help="Generation calls per turn at most."),
+]
 McpConfigOpt = Annotated[
     list[Path] | None,
     typer.Option("--mcp-config", help='MCP servers from a {"mcpServers": ...} JSON file (repeatable).'),
@@ -115,6 +162,15 @@ ReasoningOpt = Annotated[
         "or raw (the raw chain of thought). Default: [ui] reasoning in the config (hidden).",
     ),
 ]
+
+
+def config_option(ctx: typer.Context, config: Path | None) -> Path | None:
+    """The command's own ``--config``, else the one given before the command (``harmony-chat --config F ask``)."""
+    from harmony_chat.cli.history import RootOptions
+
+    if config is not None:
+        return config
+    return ctx.obj.config if isinstance(ctx.obj, RootOptions) else None
 
 
 def chat_options(config: Path | None, **given: object) -> ChatOptions:

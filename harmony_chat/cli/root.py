@@ -11,10 +11,11 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from typer.core import TyperGroup
 from typer.exceptions import TyperException
 
 from harmony_chat import __version__, collector
-from harmony_chat.cli.history import RootOptions, app_history, history_app
+from harmony_chat.cli.history import MAX_CONVERSATION_ID, RootOptions, app_history, history_app
 from harmony_chat.cli.options import (
     ApiKeyOpt,
     ApproveOpt,
@@ -60,6 +61,12 @@ class NotATerminal(HarmonyChatError):
     exit_code = 2
 
 
+class MisplacedOption(HarmonyChatError):
+    """An option given before a command that the command would not use (a usage error)."""
+
+    exit_code = 2
+
+
 def _require_terminal() -> None:
     """Refuse to start the chat app when stdin or stdout is not a terminal (it would spin, unseen).
 
@@ -81,6 +88,36 @@ def _is_terminal(stream: object) -> bool:
         return bool(isatty()) if callable(isatty) else False
     except (OSError, ValueError):  # a closed or detached stream
         return False
+
+
+READS_NO_CONFIG = frozenset({"bench", "models"})
+"""Commands that read no config file, so a ``--config`` before them would change nothing."""
+
+
+def _check_root_options(ctx: typer.Context, command: str) -> None:
+    """Refuse an option given before ``command`` that ``command`` would not use.
+
+    ``--config`` applies to every command that reads the config file, ``--history-db`` to the
+    history commands; the app's other options (``--model``, ``--effort``...) belong after the
+    command (``harmony-chat ask --model F``), where the command has them.
+
+    Raises:
+        MisplacedOption: one line naming the option and where it goes.
+    """
+    used = {"config"} if command not in READS_NO_CONFIG else set()
+    if command == "history":
+        used.add("history_db")
+    for param in ctx.command.params:
+        source = ctx.get_parameter_source(param.name) if param.name else None
+        if param.name in used or source is None or source.name != "COMMANDLINE":
+            continue
+        flag = max(param.opts, key=len)
+        if param.name == "config":
+            raise MisplacedOption(f"--config does not apply to `harmony-chat {command}`: it reads no config file")
+        sub = ctx.command.get_command(ctx, command) if isinstance(ctx.command, TyperGroup) else None
+        if sub is not None and any(flag in other.opts for other in sub.params):
+            raise MisplacedOption(f"{flag} goes after the command: harmony-chat {command} {flag} ...")
+        raise MisplacedOption(f"{flag} does not apply to `harmony-chat {command}`")
 
 
 def _version(value: bool) -> None:
@@ -129,8 +166,9 @@ def root(
 ) -> None:
     """Chat with gpt-oss (a local GGUF, a serving engine, or the pocket model). With no command, open the app."""
     if ctx.invoked_subcommand is not None:
+        _check_root_options(ctx, ctx.invoked_subcommand)
         collector.resume()  # only the app's startup runs without the collector (``collector.py``)
-        ctx.obj = RootOptions(config, history_db)  # the history commands honour --config and --history-db
+        ctx.obj = RootOptions(config, history_db)  # --config for every command, --history-db for history's
         return
     from harmony_chat.config import load_settings
 
@@ -167,7 +205,7 @@ def root(
     history, history_off = app_history(history_db, settings, no_history, resume is not None or continue_latest)
     chosen: int | str | None = None
     if resume is not None and resume != "pick":
-        if not resume.isdigit():
+        if not (resume.isascii() and resume.isdigit() and int(resume) <= MAX_CONVERSATION_ID):
             raise typer.BadParameter(f"--resume takes a conversation id, not {resume!r}")
         chosen = int(resume)
     elif resume == "pick" or continue_latest:
@@ -197,7 +235,7 @@ def models() -> None:
 
     found = find_models()
     for model in found:
-        print(visible(f"{model.path}\t{model.size_gb:.1f} GB\t{model.source}"))
+        print(visible(f"{model.path}\t{model.size_text}\t{model.source}"))
     if not found:
         folders = ", ".join(str(folder) for _, folder in search_dirs())
         print(visible(f"No gpt-oss GGUF files found (searched {folders})."), file=sys.stderr)

@@ -36,9 +36,13 @@ from harmony_chat.cli.root import app
 from harmony_chat.server import SERVE_API_KEY_ENV
 from harmony_chat.text_safety import visible
 
+MAX_QUEUE = 10_000
+"""The most requests ``--max-queue`` lets wait (each holds a connection open while it waits)."""
+
 
 @app.command()
 def serve(
+    invocation: typer.Context,
     host: Annotated[
         str, typer.Option("--host", help="Address to listen on; not loopback needs --api-key.")
     ] = "127.0.0.1",
@@ -48,7 +52,9 @@ def serve(
         typer.Option("--api-key", envvar=SERVE_API_KEY_ENV, help="The bearer key clients must send to this server."),
     ] = None,
     name: Annotated[str | None, typer.Option("--name", help="The model name clients ask for.")] = None,
-    max_queue: Annotated[int, typer.Option("--max-queue", min=0, help="Requests that may wait for the model.")] = 32,
+    max_queue: Annotated[
+        int, typer.Option("--max-queue", min=0, max=MAX_QUEUE, help="Requests that may wait for the model.")
+    ] = 32,
     model: ModelOpt = None,
     hf_repo: HfRepoOpt = None,
     hf_file: HfFileOpt = None,
@@ -68,14 +74,14 @@ def serve(
 ) -> None:
     """Serve the model to OpenAI clients: /v1/chat/completions, /v1/responses, /v1/models."""
     from harmony_chat.chat.factory import load_model
-    from harmony_chat.cli.options import chat_options
+    from harmony_chat.cli.options import chat_options, config_option
     from harmony_chat.server.app import ServerLimits, run_server
     from harmony_chat.server.limits import check_bind
     from harmony_chat.server.transcript import ServedModel
 
     check_bind(host, api_key)  # before loading anything
     options = chat_options(
-        config,
+        config_option(invocation, config),
         model=model,
         hf_repo=hf_repo,
         hf_file=hf_file,

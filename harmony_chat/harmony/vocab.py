@@ -23,6 +23,7 @@ from openai_harmony import HarmonyEncoding, HarmonyEncodingName, load_harmony_en
 
 from harmony_chat.errors import VocabularyError
 from harmony_chat.locations import vocab_cache_dir
+from harmony_chat.private_files import make_private_dir
 
 VOCAB_FILE = "o200k_base.tiktoken"
 """The file name openai-harmony looks for."""
@@ -50,7 +51,7 @@ def _write_verified(data: bytes, folder: Path) -> Path:
     digest = hashlib.sha256(data).hexdigest()
     if digest != VOCAB_SHA256:
         raise VocabularyError(f"the vocabulary derived from the GGUF does not match o200k_base (sha256 {digest[:12]}…)")
-    folder.mkdir(parents=True, exist_ok=True)
+    make_private_dir(folder, own=False)  # the app's cache folders are its own: 0700 when it makes them
     temporary = folder / (VOCAB_FILE + ".part")
     temporary.write_bytes(data)
     temporary.replace(folder / VOCAB_FILE)
@@ -84,12 +85,12 @@ def derive_from_gguf(gguf_path: Path, folder: Path) -> Path:
 def _download(folder: Path) -> Path:
     """Let openai-harmony download the file into our cache, then keep it under its real name."""
     download_cache = folder / "download"
+    make_private_dir(folder, own=False)  # before openai-harmony makes the folders with the umask's mode
     os.environ.pop(ENV_BASE, None)
     os.environ["TIKTOKEN_RS_CACHE_DIR"] = str(download_cache)
     load_harmony_encoding(HarmonyEncodingName.HARMONY_GPT_OSS)
     cached = download_cache / hashlib.sha1(VOCAB_URL.encode()).hexdigest()
     if cached.is_file():
-        folder.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(cached, folder / VOCAB_FILE)
     return folder
 

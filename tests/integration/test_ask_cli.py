@@ -6,6 +6,7 @@ import io
 import json
 import os
 import signal
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -96,6 +97,27 @@ def test_record_then_replay_gives_the_same_stream(
         _, first, _ = ask(capsys, "--replay", str(replay), "q", "--record", str(recording), "--raw")
         _, second, _ = ask(capsys, "--replay", str(recording), "q", "--raw")
         assert first == second == TURN + "\n"
+
+
+@pytest.mark.skipif(os.name != "posix", reason="POSIX permission bits")
+def test_saved_conversations_and_recordings_are_private(
+    capsys: pytest.CaptureFixture[str], replay: Path, tmp_path: Path
+) -> None:
+    """They hold the chat: with the usual umask they came out 0644, readable by everyone."""
+    old = os.umask(0o022)
+    try:
+        saved, recording, existing = tmp_path / "conv.json", tmp_path / "rec.txt", tmp_path / "old.json"
+        existing.write_text("{}")
+        existing.chmod(0o644)
+        code, _, _ = ask(
+            capsys, "--replay", str(replay), "q", "--save-conversation", str(saved), "--record", str(recording)
+        )
+        assert code == 0
+        code, _, _ = ask(capsys, "--replay", str(replay), "q", "--save-conversation", str(existing))
+        assert code == 0
+    finally:
+        os.umask(old)
+    assert [stat.S_IMODE(path.stat().st_mode) for path in (saved, recording, existing)] == [0o600] * 3
 
 
 def test_conversation_saved_and_continued(

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import io
 import json
+import os
 import re
 import sqlite3
+import stat
 from pathlib import Path
 
 import pytest
 from openai_harmony import HarmonyEncoding, Message, Role
 
 from harmony_chat.cli import main
+from harmony_chat.cli.history import NOT_DELETED_EXIT_CODE
 from harmony_chat.harmony.session import ChatSession
 from harmony_chat.history.recording import session_settings
 from harmony_chat.history.store import HistoryStore
@@ -241,12 +245,93 @@ def test_delete_asks_with_the_title_as_symbols(
     capsys: pytest.CaptureFixture[str], escaping: tuple[Path, int], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path, conversation = escaping
-    asked: list[str] = []
+    monkeypatch.setattr("sys.stdin", io.StringIO("n\n"))
+    code, _, err = run(capsys, "history", "delete", str(conversation), "--history-db", str(path))
+    assert code == NOT_DELETED_EXIT_CODE
+    assert f"Delete conversation {conversation} (gare {SHOWN} question)? [y/N]" in err
+    assert "\x1b" not in err and "\x07" not in err and "\x9b" not in err
 
-    def confirm(text: str, *args: object, **kwargs: object) -> bool:
-        asked.append(text)
-        return False
 
-    monkeypatch.setattr("typer.confirm", confirm)
-    code, _, _ = run(capsys, "history", "delete", str(conversation), "--history-db", str(path))
-    assert code == 1 and asked == [f"Delete conversation {conversation} (gare {SHOWN} question)?"]
+def test_export_into_a_missing_folder_or_onto_a_folder_is_one_line(
+    capsys: pytest.CaptureFixture[str], db: tuple[Path, int], tmp_path: Path
+) -> None:
+    path, conversation = db
+    missing = tmp_path / "no-such-folder" / "chat.md"
+    code, _, err = run(capsys, "history", "export", str(conversation), "--out", str(missing), "--history-db", str(path))
+    assert (code, err) == (1, f"error: cannot write {missing}: there is no folder {missing.parent}\n")
+    code, _, err = run(
+        capsys, "history", "export", str(conversation), "--out", str(tmp_path), "--history-db", str(path)
+    )
+    assert (code, err) == (1, f"error: cannot write {tmp_path}: it is a folder\n")
+
+
+@pytest.mark.skipif(os.name != "posix", reason="POSIX permission bits")
+def test_an_export_is_private(capsys: pytest.CaptureFixture[str], db: tuple[Path, int], tmp_path: Path) -> None:
+    path, conversation = db
+    old = os.umask(0o022)
+    try:
+        fresh, existing = tmp_path / "fresh.md", tmp_path / "existing.md"
+        existing.write_text("an older export")
+        existing.chmod(0o644)
+        for out in (fresh, existing):
+            code, _, err = run(
+                capsys, "history", "export", str(conversation), "-o", str(out), "--history-db", str(path)
+            )
+            assert (code, err) == (0, "")
+            assert stat.S_IMODE(out.stat().st_mode) == 0o600 and "Où est la gare?" in out.read_text()
+    finally:
+        os.umask(old)
+
+
+@pytest.mark.parametrize(("answer", "deleted"), [("", False), ("n\n", False), ("maybe\n", False), ("y\n", True)])
+def test_delete_asks_and_only_yes_deletes(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    db: tuple[Path, int],
+    answer: str,
+    deleted: bool,
+) -> None:
+    """Standard input at its end used to print ``interrupted`` (exit 130); ``n`` exited 1 without a word."""
+    path, conversation = db
+    monkeypatch.setattr("sys.stdin", io.StringIO(answer))
+    code, out, err = run(capsys, "history", "delete", str(conversation), "--history-db", str(path))
+    left = [row.id for row in HistoryStore(path).list_conversations()]
+    question = f"Delete conversation {conversation} (Où est la gare? 駅はどこ)? [y/N] "
+    if deleted:
+        assert (code, out, err, left) == (0, "", question, [])
+    else:
+        kept = f"not deleted: conversation {conversation} is kept (--yes deletes without asking)\n"
+        assert (code, out, err, left) == (
+            NOT_DELETED_EXIT_CODE,
+            "",
+            question + "\n" * (not answer) + kept,
+            [conversation],
+        )
+        assert NOT_DELETED_EXIT_CODE not in (0, 1, 2, 130)
+
+
+def test_ids_beyond_sqlite_are_refused_in_one_line(capsys: pytest.CaptureFixture[str], db: tuple[Path, int]) -> None:
+    path, _ = db
+    huge = str(2**70)
+    for command in (["history", "show", huge], ["history", "delete", huge, "--yes"], ["--resume", huge]):
+        code, _, err = run(capsys, *command, "--history-db", str(path))
+        assert code == 2 and err.startswith("error: ") and err.count("\n") == 1 and "Traceback" not in err, command
+
+
+def test_deeply_nested_json_is_one_line(
+    capsys: pytest.CaptureFixture[str], db: tuple[Path, int], tmp_path: Path
+) -> None:
+    """100,000 nested arrays raised RecursionError out of every JSON reader."""
+    path, _ = db
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000)
+    code, _, err = run(capsys, "history", "import", str(deep), "--history-db", str(path))
+    assert (code, err) == (1, f"error: {deep} is not a harmony conversation: its JSON nests too deeply\n")
+    answer = tmp_path / "answer.txt"
+    answer.write_text("<|channel|>final<|message|>Hi.<|return|>\n")
+    code, _, err = run(capsys, "ask", "--replay", str(answer), "--conversation", str(deep), "hi")
+    assert (code, err) == (1, f"error: {deep} is not a harmony conversation: its JSON nests too deeply\n")
+    code, _, err = run(capsys, "ask", "--replay", str(answer), "--mcp-config", str(deep), "hi")
+    assert (code, err) == (1, f"error: {deep}: not valid MCP JSON (it nests too deeply)\n")
+    code, _, err = run(capsys, "ask", "--replay", str(deep), "hi")
+    assert (code, err) == (1, f"error: {deep} must hold a list of token ids per turn; it nests too deeply\n")

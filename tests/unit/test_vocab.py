@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
+import stat
 from pathlib import Path
 
 import pytest
@@ -69,6 +71,19 @@ def test_derived_from_gguf_and_cached(tiny_gguf: Path, empty_cache: Path, no_dow
     assert hashlib.sha256((folder / VOCAB_FILE).read_bytes()).hexdigest() == VOCAB_SHA256
     assert no_download == []
     assert resolve_vocabulary() == empty_cache
+
+
+@pytest.mark.skipif(os.name != "posix", reason="POSIX permission bits")
+def test_the_cache_folders_the_app_makes_are_private(
+    vocab_file: Path, empty_cache: Path, no_shipped_gguf: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(vocab, "_download", lambda folder: vocab._write_verified(vocab_file.read_bytes(), folder))
+    old = os.umask(0o022)
+    try:
+        assert resolve_vocabulary() == empty_cache
+    finally:
+        os.umask(old)
+    assert [stat.S_IMODE(folder.stat().st_mode) for folder in (empty_cache.parent, empty_cache)] == [0o700, 0o700]
 
 
 def test_gguf_with_a_different_vocabulary_is_refused(
