@@ -203,3 +203,46 @@ def test_the_sandbox_dies_with_the_app_whatever_the_signal(tmp_path: Path, how: 
         holder.wait()
         for pid in _living(processes):
             os.kill(pid, signal.SIGKILL)
+
+
+@needs_namespaces
+def test_files_written_just_before_the_kernel_dies_reach_the_host(tool: PythonTool) -> None:
+    result = run(tool, "open('last-words.txt', 'w').write('saved')\nimport os\nos._exit(5)")
+    assert "kernel died" in result.text and "[files written: /mnt/data/last-words.txt]" in result.text
+    assert (tool.workdir / "last-words.txt").read_text() == "saved"
+    again = run(tool, "print(open('last-words.txt').read())")  # a fresh kernel gets the host's copy
+    assert again.text.startswith("saved\n")
+
+
+@needs_namespaces
+def test_files_kept_on_the_host_past_a_smaller_quota_are_named_not_lost(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    for name in ("one.bin", "two.bin", "three.bin"):
+        (work / name).write_bytes(b"k" * (1536 * 1024))
+    tool = PythonTool(workdir=work, limits=SandboxLimits(disk_bytes=4 * MIB))
+    try:
+        result = run(tool, "import os\nprint(sorted(n for n in os.listdir() if n.endswith('.bin')))")
+    finally:
+        tool.close()
+    assert "did not fit in its quota; they are kept on the host only]" in result.text
+    assert sorted(path.name for path in work.glob("*.bin")) == ["one.bin", "three.bin", "two.bin"]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="forces a Linux isolation level")
+def test_without_a_view_each_file_stops_at_the_room_left_and_the_quota_is_reported(tmp_path: Path) -> None:
+    from harmony_chat.tools.python.sandbox import Platform
+
+    platform = Platform("none", probe_platform().as_root, reason="forced by the test")
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "old.bin").write_bytes(b"o" * (2 * MIB))
+    tool = PythonTool(workdir=work, platform=platform, limits=SandboxLimits(disk_bytes=3 * MIB))
+    try:
+        big = run(tool, "with open('big.bin', 'wb') as f:\n    f.write(b'x' * (2 * 1024**2))")
+        assert "File too large" in big.text  # 1 MiB of room: RLIMIT_FSIZE
+        assert (work / "big.bin").stat().st_size <= MIB
+        assert "[the working folder is full: it may hold 3 MiB" in big.text
+        assert "only checked after each call" in tool.containment()
+    finally:
+        tool.close()
