@@ -15,6 +15,7 @@ in when a kernel starts).
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import secrets
@@ -77,13 +78,13 @@ def _give(dir_fd: int, name: str, owner: Owner) -> None:
 
 
 @contextmanager
-def _parent(root_fd: int, relative: str, *, create: bool, owner: Owner = None) -> Iterator[tuple[int, str]]:
+def _parent(root_fd: int, relative: str) -> Iterator[tuple[int, str]]:
     """The folder holding ``relative`` (opened one name at a time from ``root_fd``) and the last name."""
     *folders, name = relative.split("/")
     fd = os.dup(root_fd)
     try:
         for folder in folders:
-            sub = open_subfolder(fd, folder, create=create, owner=owner)
+            sub = open_subfolder(fd, folder)
             os.close(fd)
             fd = sub
         yield fd, name
@@ -197,53 +198,45 @@ def changed_files(before: Mapping[str, Stamp], after: Mapping[str, Stamp], shown
     return listed
 
 
-def copy_file(src_fd: int, name: str, dst_fd: int, dst_name: str, *, owner: Owner = None) -> Stamp | None:
-    """Copy the regular file ``name`` of ``src_fd`` to a new file ``dst_name`` of ``dst_fd``.
+def copy_file(src_fd: int, name: str, dst_fd: int, dst_name: str, *, owner: Owner = None) -> bool:
+    """Copy the regular file ``name`` of ``src_fd`` to a new file ``dst_name`` of ``dst_fd``; True if copied.
 
-    The source is opened without following a link and must be a regular file (else None: nothing
-    is copied); at most the size it had when opened is copied, and the copy gets its mtime.
-    Returns the copy's stamp. ``FileExistsError`` if ``dst_name`` is taken.
+    The source is opened without following a link and must be a regular file (else nothing is
+    copied); at most the size it had when opened is copied, and the copy gets its mtime.
+    ``FileExistsError`` if ``dst_name`` is taken; a copy cut short (disk full) is removed.
     """
     try:
         src = os.open(name, _READ_FLAGS, dir_fd=src_fd)
     except OSError:
-        return None  # a link (ELOOP), or gone
+        return False  # a link (ELOOP), or gone
     try:
         info = os.fstat(src)
         if not stat.S_ISREG(info.st_mode):
-            return None
+            return False
         dst = os.open(dst_name, _CREATE_FLAGS, FILE_MODE, dir_fd=dst_fd)
         try:
             if owner is not None:
                 os.fchown(dst, *owner)
             left = info.st_size
-            while left > 0:
-                chunk = os.read(src, min(left, _COPY_CHUNK))
-                if not chunk:
-                    break
+            while left > 0 and (chunk := os.read(src, min(left, _COPY_CHUNK))):  # it may shrink meanwhile
+                left -= len(chunk)
                 view = memoryview(chunk)
                 while view:
                     view = view[os.write(dst, view) :]
-                left -= len(chunk)
             os.utime(dst, ns=(info.st_atime_ns, info.st_mtime_ns))
-            copied = os.fstat(dst)
         except BaseException:
             os.close(dst)
             os.unlink(dst_name, dir_fd=dst_fd)
             raise
         os.close(dst)
-        return (copied.st_mtime_ns, copied.st_size)
+        return True
     finally:
         os.close(src)
 
 
 def _remove(dir_fd: int, name: str) -> None:
     """Remove ``name`` from ``dir_fd`` whatever it is (a folder with its contents), never following a link."""
-    try:
-        info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
-    except FileNotFoundError:
-        return
-    if stat.S_ISDIR(info.st_mode):
+    if stat.S_ISDIR(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode):
         shutil.rmtree(name, dir_fd=dir_fd)  # symlink-attack safe where dir_fd is supported (Linux, macOS)
     else:
         os.unlink(name, dir_fd=dir_fd)
@@ -255,14 +248,8 @@ class SyncReport:
 
     listing: Listing
     """The source as walked."""
-    copied: int = 0
-    removed: int = 0
-    kept: int = 0
-    """Files not copied because the destination has its own (without ``replace``)."""
     skipped: int = 0
-    """Files not copied because they did not fit (the destination is full) or could not be written."""
-    full: bool = False
-    """The destination ran out of room."""
+    """Files not copied because the destination ran out of room."""
 
 
 def sync(
@@ -270,47 +257,49 @@ def sync(
 ) -> SyncReport:
     """Make the folder ``dst_fd`` hold the regular files and folders of ``src_fd``.
 
-    A file is copied when its stamp differs from the destination's (``replace``) or the
-    destination lacks it; what ``previous`` (the last walk of the source) held and the source no
+    A file is copied when the destination lacks it, or (with ``replace``) when its stamp differs
+    from the destination's; what ``previous`` (the last walk of the source) held and the source no
     longer holds is removed from the destination if it is unchanged there since, so a file put
-    there by someone else is never lost. Links and special files are not copied; nothing is
-    removed when a walk was cut short.
+    there by someone else is never lost. Links and special files are not copied, a file whose
+    folder could not be made is left out, and nothing is removed when a walk was cut short.
     """
     source = scan(src_fd)
     target = scan(dst_fd)
     report = SyncReport(source)
+    full = False
     for folder in source.folders:
         try:
-            with _parent(dst_fd, folder, create=True, owner=owner) as (parent, name):
-                mode = _mode(parent, name)
-                if mode is not None and not stat.S_ISDIR(mode):
-                    if not replace:
-                        continue
-                    _remove(parent, name)
-                os.close(open_subfolder(parent, name, create=True, owner=owner))
+            _make_folder(dst_fd, folder, owner=owner, replace=replace)
         except OSError as error:
             if _out_of_room(error):
-                report.full = True
+                full = True
                 break
     for relative, stamp in source.files.items():
-        if report.full:
-            report.skipped += 1
-            continue
         if target.files.get(relative) == stamp:
             continue
-        try:
-            copied = _copy_one(src_fd, dst_fd, relative, owner=owner, replace=replace)
-        except OSError as error:
-            report.full = _out_of_room(error)
-            report.skipped += 1
-            continue
-        if copied is True:
-            report.copied += 1
-        elif copied is False:
-            report.kept += 1
+        if not full:
+            try:
+                _copy_one(src_fd, dst_fd, relative, owner=owner, replace=replace)
+                continue
+            except OSError as error:
+                if not _out_of_room(error):
+                    continue  # raced away (a link now, or gone): not the destination's fault
+                full = True
+        report.skipped += 1
     if previous is not None and source.complete and target.complete and previous.complete:
-        report.removed = _remove_gone(dst_fd, previous, source, target)
+        _remove_gone(dst_fd, previous, source, target)
     return report
+
+
+def _make_folder(dst_fd: int, folder: str, *, owner: Owner, replace: bool) -> None:
+    """Make the folder ``folder`` (its parents exist) in ``dst_fd``; with ``replace`` a file there gives way."""
+    with _parent(dst_fd, folder) as (parent, name):
+        mode = _mode(parent, name)
+        if mode is not None and not stat.S_ISDIR(mode):
+            if not replace:
+                return
+            _remove(parent, name)
+        os.close(open_subfolder(parent, name, create=True, owner=owner))
 
 
 def _mode(dir_fd: int, name: str) -> int | None:
@@ -325,53 +314,43 @@ def _out_of_room(error: OSError) -> bool:
     return error.errno in (errno.ENOSPC, errno.EDQUOT)
 
 
-def _copy_one(src_fd: int, dst_fd: int, relative: str, *, owner: Owner, replace: bool) -> bool | None:
-    """Copy one file by its relative path.
+def _copy_one(src_fd: int, dst_fd: int, relative: str, *, owner: Owner, replace: bool) -> None:
+    """Copy one file by its relative path (its folder exists in the destination).
 
-    True if copied, False if the destination keeps its own, None if the source is no regular file
-    (a link, a FIFO) or is gone.
+    Without ``replace`` a name the destination has keeps what it holds; with it, the file goes to
+    a temporary name first and then takes the place of what was there.
     """
     with (
-        _parent(src_fd, relative, create=False) as (src_parent, name),
-        _parent(dst_fd, relative, create=True, owner=owner) as (dst_parent, dst_name),
+        _parent(src_fd, relative) as (src_parent, name),
+        _parent(dst_fd, relative) as (dst_parent, dst_name),
     ):
         mode = _mode(dst_parent, dst_name)
         if mode is None:
-            return None if copy_file(src_parent, name, dst_parent, dst_name, owner=owner) is None else True
+            copy_file(src_parent, name, dst_parent, dst_name, owner=owner)
+            return
         if not replace:
-            return False
+            return
         temporary = f".hc-copy-{secrets.token_hex(8)}"
-        if copy_file(src_parent, name, dst_parent, temporary, owner=owner) is None:
-            return None
+        if not copy_file(src_parent, name, dst_parent, temporary, owner=owner):
+            return
         if stat.S_ISDIR(mode):
             _remove(dst_parent, dst_name)
         os.rename(temporary, dst_name, src_dir_fd=dst_parent, dst_dir_fd=dst_parent)  # replaces a file or link
-        return True
 
 
-def _remove_gone(dst_fd: int, previous: Listing, source: Listing, target: Listing) -> int:
+def _remove_gone(dst_fd: int, previous: Listing, source: Listing, target: Listing) -> None:
     """Remove from the destination what the source held at ``previous`` and no longer holds."""
-    removed = 0
     source_folders, target_folders = set(source.folders), set(target.folders)
     for relative, stamp in previous.files.items():
         if relative in source.files or target.files.get(relative) != stamp:
             continue
-        try:
-            with _parent(dst_fd, relative, create=False) as (parent, name):
-                os.unlink(name, dir_fd=parent)
-            removed += 1
-        except OSError:
-            continue
+        with contextlib.suppress(OSError), _parent(dst_fd, relative) as (parent, name):
+            os.unlink(name, dir_fd=parent)
     for folder in reversed(previous.folders):
         if folder in source_folders or folder not in target_folders:
             continue
-        try:
-            with _parent(dst_fd, folder, create=False) as (parent, name):
-                os.rmdir(name, dir_fd=parent)  # only when empty: what else is there stays
-            removed += 1
-        except OSError:
-            continue
-    return removed
+        with contextlib.suppress(OSError), _parent(dst_fd, folder) as (parent, name):
+            os.rmdir(name, dir_fd=parent)  # only when empty: what else is there stays
 
 
 class Mirror:

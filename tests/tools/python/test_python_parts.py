@@ -224,3 +224,81 @@ def test_container_command_line(tmp_path: Path) -> None:
     tool = PythonTool(workdir=tmp_path, container=runner)
     assert "podman container" in tool.containment() and tool.workdir_shown == "/mnt/data"
     assert "disabled" in tool.namespace().description
+
+
+def _display(data: dict[str, object]) -> dict[str, object]:
+    return {"msg_type": "display_data", "content": {"data": data}}
+
+
+def test_transcript_saves_svg_as_text_and_base64_images_decoded(tmp_path: Path) -> None:
+    folder = open_folder(tmp_path)
+    try:
+        transcript = Transcript(folder, "/mnt/data")
+        transcript.add(_display({"image/svg+xml": "<svg>é</svg>", "text/plain": "<Figure>"}))
+        transcript.add(_display({"image/png": "iVBORw0K\nGgo=\n"}))  # IPython's base64 has newlines
+        transcript.add(_display({"image/png": "not base64!", "text/plain": "<Image>"}))
+        text, _ = transcript.text(notes=[], files=["/mnt/data/output-1.svg", "/mnt/data/a.csv", "/mnt/data/b.csv"])
+    finally:
+        os.close(folder)
+    assert (tmp_path / "output-1.svg").read_bytes() == "<svg>é</svg>".encode()
+    assert (tmp_path / "output-2.png").read_bytes() == b"\x89PNG\r\n\x1a\n"
+    assert sorted(os.listdir(tmp_path)) == ["output-1.svg", "output-2.png"]  # the broken one is shown as text
+    assert text == (
+        "<Image>\n[images saved: /mnt/data/output-1.svg, /mnt/data/output-2.png]\n"
+        "[files written: /mnt/data/a.csv, /mnt/data/b.csv]"
+    )
+
+
+def test_transcript_takes_malformed_messages_without_inventing_text() -> None:
+    transcript = Transcript(None, "/w")
+    transcript.add({"header": {"msg_type": "stream"}, "content": {"text": "from the header\n"}})
+    transcript.add({"content": {"text": "no type at all"}})
+    transcript.add({"msg_type": "display_data", "content": {}})  # no data
+    transcript.add({"msg_type": "stream"})  # no content
+    transcript.add({"msg_type": "stream", "content": {}})  # no text
+    transcript.add(_display({"text/html": "<b>html only</b>"}))
+    transcript.add(_display({"text/plain": ["not", "a", "string"]}))
+    transcript.add(_display({"image/png": "aGk="}))  # no folder: not saved, and no text to show
+    transcript.add({"msg_type": "execute_result", "content": {"data": {"text/plain": "ends with newline\n"}}})
+    assert transcript.text(notes=[], files=[]) == ("from the header\nends with newline\n", False)
+    assert transcript.images == [] and transcript.error_name is None
+
+
+def test_transcript_errors_without_a_traceback_and_interrupts_it_did_not_cause() -> None:
+    transcript = Transcript(None, "/w")
+    transcript.add({"msg_type": "error", "content": {"ename": "KeyboardInterrupt", "evalue": ""}})
+    transcript.add({"msg_type": "error", "content": {"evalue": "no name"}})
+    transcript.add({"msg_type": "error", "content": {"ename": "NoValue"}})
+    transcript.add({"msg_type": "error", "content": {"ename": "ValueError", "evalue": "bad", "traceback": ["a", "b"]}})
+    text, _ = transcript.text(notes=[], files=[])
+    assert text == "KeyboardInterrupt: \nError: no name\nNoValue: \na\nb\n" and transcript.error_name == "ValueError"
+
+
+def test_transcript_keeps_output_whitespace_and_puts_notes_last() -> None:
+    transcript = Transcript(None, "/w")
+    transcript.add({"msg_type": "stream", "content": {"text": "a  \n\n"}})
+    assert transcript.text(notes=["[note]"], files=[]) == ("a  \n[note]", False)
+    quiet = Transcript(None, "/w")
+    quiet.add({"msg_type": "stream", "content": {"text": "\n"}})
+    assert quiet.text(notes=["[note]"], files=[]) == ("[note]", False)
+
+
+def test_transcript_counts_every_byte_past_the_bound() -> None:
+    transcript = Transcript(None, "/w", limit_bytes=10)
+    transcript.add({"msg_type": "stream", "content": {"text": "0123456789abcdefghij"}})
+    transcript.add({"msg_type": "stream", "content": {"text": "ABCDE"}})
+    text, truncated = transcript.text(notes=[], files=[])
+    assert transcript.stored_bytes == 11 and transcript.dropped_bytes == 14
+    assert truncated and text == "0123456789\n[output cut: 15 of 25 bytes left out; only the first 10 bytes are shown]"
+    exact = Transcript(None, "/w", limit_bytes=10)
+    exact.add({"msg_type": "stream", "content": {"text": "0123456789a"}})  # one byte over, nothing dropped
+    assert exact.text(notes=[], files=[])[1] and exact.dropped_bytes == 0
+
+
+def test_transcript_cuts_between_characters_and_survives_lone_surrogates() -> None:
+    transcript = Transcript(None, "/w", limit_bytes=4)
+    transcript.add({"msg_type": "stream", "content": {"text": "aéé\ud800"}})  # 1 + 2 + 2 + a lone surrogate
+    transcript.add({"msg_type": "stream", "content": {"text": "more"}})
+    text, truncated = transcript.text(notes=[], files=[])
+    assert truncated and text.startswith("aé\n[output cut: ")
+    assert "of 10 bytes left out" in text  # the surrogate counted as the "?" it became
