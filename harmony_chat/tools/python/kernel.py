@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 
 from harmony_chat.tools.python.sandbox import LaunchPlan
 from harmony_chat.tools.python.transcript import Transcript
-from harmony_chat.tools.python.workspace import Mirror, SyncReport, open_folder, open_subfolder
+from harmony_chat.tools.python.workspace import NOFOLLOW_CLOEXEC, Mirror, SyncReport, open_folder, open_subfolder
 
 if TYPE_CHECKING:
     from jupyter_client.blocking.client import BlockingKernelClient
@@ -46,7 +46,7 @@ START_TIMEOUT_S = 60.0
 INTERRUPT_GRACE_S = 3.0
 POLL_S = 0.05
 LOG_TAIL_BYTES = 4096
-_LOG_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+_LOG_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | NOFOLLOW_CLOEXEC
 KERNEL_FLAGS = (
     "--HistoryManager.hist_file=:memory:",
     "--InteractiveShell.xmode=Plain",

@@ -37,9 +37,11 @@ HIDDEN_ENTRIES = frozenset({".home"})
 MAX_LISTED_FILES = 20
 FILE_MODE = 0o600
 FOLDER_MODE = 0o700
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-_READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
-_CREATE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+# Every POSIX system has these flags; the fallback only lets the module import where the tool cannot run (Windows).
+NOFOLLOW_CLOEXEC = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+_DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | NOFOLLOW_CLOEXEC
+_READ_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | NOFOLLOW_CLOEXEC
+_CREATE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW_CLOEXEC
 _COPY_CHUNK = 1024 * 1024
 Stamp = tuple[int, int]
 """(mtime_ns, size) of a regular file: what tells a changed file from an unchanged one."""
