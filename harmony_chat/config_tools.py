@@ -45,6 +45,9 @@ class ToolsSettings(_Section):
     """gpt-oss's built-in tools to turn on: ``python`` (a contained Jupyter kernel), ``browser`` (search and read)."""
     python_timeout: float = Field(default=120.0, ge=1.0, le=MAX_TOOL_SECONDS)
     """Seconds one ``python`` call may run (at most a day)."""
+    python_disk_mb: int = Field(default=256, ge=1, le=65536)
+    """MiB the ``python`` tool's working folder and its ``/tmp`` may hold together (past it, writes fail and the
+    model is told); with Linux namespaces a tmpfs of this size, so memory, kept on disk between calls."""
     browser: BrowserSettings = Field(default_factory=BrowserSettings)
     """``[tools.browser]``"""
 

@@ -200,7 +200,7 @@ def builtin_tools(options: ChatOptions) -> list[BuiltinTool]:
     names = builtin_names(options)
     tools: list[BuiltinTool] = []
     if "python" in names:
-        tools.append(PythonBuiltin(options.python_timeout))
+        tools.append(PythonBuiltin(options.python_timeout, disk_mb=options.python_disk_mb))
     if "browser" in names:
         from harmony_chat.chat.builtins import BrowserBuiltin
 

@@ -66,6 +66,7 @@ class ChatOptions:
     """``{"mcpServers": ...}`` JSON files to read more servers from (``[mcp] import``, ``--mcp-config``)."""
     builtin: list[str] = field(default_factory=list)
     python_timeout: float = 120.0
+    python_disk_mb: int = 256
     browser_provider: str = "searxng"
     browser_url: str | None = None
     browser_allow_private: bool = False
@@ -133,6 +134,7 @@ class ChatOptions:
             mcp_files=[Path(settings.mcp.import_file).expanduser()] if settings.mcp.import_file else [],
             builtin=list(tools.builtin),
             python_timeout=tools.python_timeout,
+            python_disk_mb=tools.python_disk_mb,
             browser_provider=tools.browser.provider,
             browser_url=tools.browser.url,
             browser_allow_private=tools.browser.allow_private,

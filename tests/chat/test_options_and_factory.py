@@ -6,10 +6,19 @@ from pathlib import Path
 
 import pytest
 
-from harmony_chat.chat.factory import UsageProblem, builtin_names, create_backend, mcp_servers, start_tools
+from harmony_chat.chat.builtins import PythonBuiltin
+from harmony_chat.chat.factory import (
+    UsageProblem,
+    builtin_names,
+    builtin_tools,
+    create_backend,
+    mcp_servers,
+    start_tools,
+)
 from harmony_chat.chat.options import ChatOptions
 from harmony_chat.cli.options import chat_options
 from harmony_chat.config import load_settings
+from harmony_chat.config_errors import ConfigError
 from harmony_chat.pocket.data import WEATHER_TOOL
 
 
@@ -38,6 +47,17 @@ def test_the_command_line_wins_over_the_config_and_a_model_source_replaces_the_c
     assert options.approve == "all" and options.builtin == ["browser", "python"]
     with pytest.raises(TypeError):
         ChatOptions.from_settings(load_settings(config), no_such_option=1)
+
+
+def test_the_python_quota_goes_from_the_config_to_the_tool(tmp_path: Path) -> None:
+    options = chat_options(_config(tmp_path, '[tools]\nbuiltin = ["python"]\npython_disk_mb = 8\n'))
+    assert options.python_disk_mb == 8
+    (tool,) = builtin_tools(options)
+    assert isinstance(tool, PythonBuiltin) and tool.disk_mb == 8
+    assert "8 MiB quota" in tool.warning()  # the approval dialog names it; nothing starts
+    assert ChatOptions.from_settings(load_settings(tmp_path / "none.toml")).python_disk_mb == 256
+    with pytest.raises(ConfigError, match="python_disk_mb"):
+        load_settings(_config(tmp_path, "[tools]\npython_disk_mb = 0\n"))
 
 
 def test_one_model_source_at_a_time(tmp_path: Path) -> None:
