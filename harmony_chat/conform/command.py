@@ -1,8 +1,9 @@
 """The ``conform`` command's work, without the CLI: reach the server, name the model, audit, record.
 
 A live server is checked first with ``GET /v1/models`` (an unreachable server or a refused key is
-one clear error, before any check runs); the model is ``--model`` or the first one the server
-lists. ``--record`` saves every exchange so ``--replay`` can run the checks on it again.
+one clear error, before any check runs); the model is ``--model``, or the first gpt-oss one the
+server lists (the first one when none is named so). ``--record`` saves every exchange so
+``--replay`` can run the checks on it again.
 """
 
 from __future__ import annotations
@@ -40,6 +41,14 @@ class ConformSettings:
     replay: Path | None = None
 
 
+def pick_model(listed: list[str]) -> str | None:
+    """The model to check among those a server lists: the first gpt-oss one, else the first."""
+    for name in listed:
+        if any(mark in name.lower().replace("_", "-") for mark in ("gpt-oss", "gptoss")):
+            return name
+    return listed[0] if listed else None
+
+
 def audit_server(settings: ConformSettings, progress: Callable[[Check], None] | None = None) -> Audit:
     """Audit the server (or the recording) ``settings`` name.
 
@@ -60,7 +69,7 @@ def audit_server(settings: ConformSettings, progress: Callable[[Check], None] | 
             listed = http.preflight()
         except EngineError as error:
             raise ConformError(str(error)) from None
-        named = settings.model or (listed[0] if listed else None)
+        named = settings.model or pick_model(listed)
         if not named:
             raise ConformError(f"{http.base}/models lists no model; name the one to check with --model")
         transport: Transport = RecordingTransport(http) if settings.record else http

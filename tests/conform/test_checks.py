@@ -257,4 +257,4 @@ def test_a_reply_no_reader_foresaw_does_not_stop_the_audit(vllm: dict[str, Any])
     assert statuses(audit)["chat.reasoning"] is Status.FAIL
     assert "no choices[0].message" in evidence(audit, "chat.reasoning")
     assert statuses(audit)["responses.reasoning"] is Status.FAIL
-    assert len(audit.results) == 27
+    assert len(audit.results) == 28

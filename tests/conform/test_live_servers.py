@@ -68,7 +68,7 @@ def test_serve_demo_passes_every_check(serve_demo: str, tmp_path: Path) -> None:
     not_passed = {
         r.check.id: (r.status.value, r.outcome.evidence) for r in audit.results if r.status is not Status.PASS
     }
-    assert not_passed == {} and len(audit.results) == 27
+    assert not_passed == {} and len(audit.results) == 28
     assert "(+30)" in evidence(audit, "chat.cot.kept") and "101 = 101" in evidence(audit, "chat.cot.dropped")
     replayed = audit_server(ConformSettings(replay=recording, samples=SAMPLES))  # the recording keeps the verdicts
     assert statuses(replayed) == statuses(audit)
@@ -85,7 +85,7 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServ
 @pytest.mark.llama_server
 def test_llama_server_is_audited_with_evidence(llama_server: LlamaServer) -> None:
     audit = audit_server(ConformSettings(url=llama_server.url, samples=SAMPLES))
-    assert len(audit.results) == 27
+    assert len(audit.results) == 28
     unread = [r.check.id for r in audit.results if "could not read this server's replies" in r.outcome.evidence]
     assert unread == []
     found = statuses(audit)

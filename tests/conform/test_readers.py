@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from harmony_chat.conform.checks.effort import superiority
+from harmony_chat.conform.command import pick_model
 from harmony_chat.conform.readers import (
     analysis_in_answer,
     assemble_chat_stream,
@@ -85,3 +86,10 @@ def test_superiority_counts_ties_as_half() -> None:
 def test_api_base_adds_v1_once() -> None:
     assert api_base("http://127.0.0.1:8000") == "http://127.0.0.1:8000/v1"
     assert api_base("http://127.0.0.1:8000/v1/") == "http://127.0.0.1:8000/v1"
+
+
+def test_the_model_checked_is_the_first_gpt_oss_one_listed() -> None:
+    assert pick_model(["llama3:8b", "gpt-oss:20b", "gpt-oss:120b"]) == "gpt-oss:20b"
+    assert pick_model(["openai/GPT_OSS-120b"]) == "openai/GPT_OSS-120b"
+    assert pick_model(["pocket.gguf", "other"]) == "pocket.gguf"
+    assert pick_model([]) is None

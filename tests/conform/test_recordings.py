@@ -66,6 +66,6 @@ def test_ollama_fails_the_responses_reasoning_item_and_continuation() -> None:
 
 def test_every_check_cites_a_clause_and_ids_are_unique() -> None:
     ids = [check.id for check in CHECKS]
-    assert len(ids) == len(set(ids)) == 27
+    assert len(ids) == len(set(ids)) == 28
     for check in CHECKS:
         assert check.clause.section and check.clause.rule and check.id.startswith(check.api + ".")

@@ -110,6 +110,22 @@ def reasoning_events(session: ProbeSession) -> Outcome:
     )
 
 
+def reasoning_input(session: ProbeSession) -> Outcome:
+    """Reasoning items may come back as input (after an answer and before a function call)."""
+    replies = [
+        session.reply(session.book.responses_after_final(True)),
+        session.reply(session.book.responses_tool_loop(True)),
+    ]
+    problems = [
+        outcome for reply in replies if (outcome := unanswered(reply, what="a reasoning item sent back")) is not None
+    ]
+    if problems:
+        return problems[0]
+    return Outcome.passed(
+        "accepted before an answer and before a function call (" + ", ".join(f"HTTP {r.status}" for r in replies) + ")"
+    )
+
+
 def continues(session: ProbeSession) -> Outcome:
     """``previous_response_id`` puts the earlier turn in the prompt."""
     first = session.reply(session.book.responses_plain())
@@ -141,6 +157,10 @@ CHECKS = (
     Check(
         "responses.reasoning.stream", "reasoning_text.delta / .done events", "responses",
         guide.RESPONSES_REASONING_EVENTS, reasoning_events,
+    ),
+    Check(
+        "responses.reasoning.input", "reasoning items sent back are accepted", "responses",
+        guide.RESPONSES_REASONING_INPUT, reasoning_input,
     ),
     Check("responses.continue", "previous_response_id continues", "responses", guide.RESPONSES_CONTINUE, continues),
 )  # fmt: skip
