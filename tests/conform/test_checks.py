@@ -258,3 +258,10 @@ def test_a_reply_no_reader_foresaw_does_not_stop_the_audit(vllm: dict[str, Any])
     assert "no choices[0].message" in evidence(audit, "chat.reasoning")
     assert statuses(audit)["responses.reasoning"] is Status.FAIL
     assert len(audit.results) == 28
+
+
+def test_deltas_without_a_done_event_fail(vllm: dict[str, Any]) -> None:
+    events = vllm["responses.plain.stream"]["events"]
+    vllm["responses.plain.stream"]["events"] = [e for e in events if e["type"] != "response.reasoning_text.done"]
+    status, why = _result(vllm, "responses.reasoning.stream")
+    assert status is Status.FAIL and "11 deltas but no response.reasoning_text.done" in why
