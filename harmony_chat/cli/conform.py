@@ -30,7 +30,7 @@ def conform(
         str | None, typer.Argument(help="The server, e.g. http://127.0.0.1:8000 (/v1 is added when missing).")
     ] = None,
     model: Annotated[
-        str | None, typer.Option("--model", help="The model name to ask for (default: the first /v1/models lists).")
+        str | None, typer.Option("--model", help="The model (default: the first gpt-oss one /v1/models lists).")
     ] = None,
     api_key: Annotated[
         str | None,
