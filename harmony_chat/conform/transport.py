@@ -186,25 +186,44 @@ class HttpTransport:
         return [str(entry["id"]) for entry in entries if isinstance(entry, Mapping) and "id" in entry]
 
     def send(self, probe: Probe) -> Reply:
-        """Send ``probe``; a timeout, a dropped connection or an oversized reply becomes ``failure``."""
-        deadline = time.monotonic() + self.timeout_s
+        """Send ``probe``; a timeout, a dropped connection or an oversized reply becomes ``failure``.
+
+        A kept-alive connection the server closed without saying so (it answers nothing) is tried
+        once more on a fresh one, as HTTP clients do; any other failure is the reply.
+        """
         content: bytes | None = None
         if probe.raw is not None:
             content = probe.raw.encode()
         elif probe.body is not None:
             content = json.dumps(probe.body).encode()
-        headers = {"Content-Type": "application/json"} if content is not None else {}
         try:
-            with self._client.stream(probe.method, probe.path, content=content, headers=headers) as response:
-                if probe.stream and response.status_code == 200:
-                    return _read_stream(probe.name, response, deadline)
-                body = _read_capped(response.iter_bytes(), deadline)
+            try:
+                return self._exchange(probe, content)
+            except _Unanswered:
+                return self._exchange(probe, content)
+        except _Unanswered as error:
+            return Reply(probe.name, 0, failure=f"connection failed: {error}")
         except httpx.TimeoutException:
             return Reply(probe.name, 0, failure=f"no answer within {self.timeout_s:g} s")
         except httpx.TransportError as error:
             return Reply(probe.name, 0, failure=f"connection failed: {_reason(error)}")
         except _Oversized as error:
             return Reply(probe.name, 0, failure=str(error))
+
+    def _exchange(self, probe: Probe, content: bytes | None) -> Reply:
+        deadline = time.monotonic() + self.timeout_s
+        headers = {"Content-Type": "application/json"} if content is not None else {}
+        request = self._client.build_request(probe.method, probe.path, content=content, headers=headers)
+        try:
+            response = self._client.send(request, stream=True)
+        except httpx.RemoteProtocolError as error:  # no status line came back at all
+            raise _Unanswered(_reason(error)) from None
+        try:
+            if probe.stream and response.status_code == 200:
+                return _read_stream(probe.name, response, deadline)
+            body = _read_capped(response.iter_bytes(), deadline)
+        finally:
+            response.close()
         data = _json(body)
         text = "" if data is not None else body[:2000].decode("utf-8", errors="replace")
         return Reply(probe.name, response.status_code, data, text=text)
@@ -212,6 +231,10 @@ class HttpTransport:
 
 class _Oversized(Exception):
     """A reply past the size, event or time limit."""
+
+
+class _Unanswered(Exception):
+    """The connection closed before any reply (a kept-alive one the server had dropped)."""
 
 
 def _reason(error: httpx.TransportError) -> str:

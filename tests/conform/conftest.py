@@ -12,6 +12,17 @@ from harmony_chat.conform.session import ProbeSession
 from harmony_chat.conform.transport import ReplayTransport
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
+LLAMA_SERVER_FAILS = {
+    "chat.reasoning": "came as message.reasoning_content (DeepSeek's name",
+    "chat.reasoning.stream": "came as delta.reasoning_content",
+    "chat.reasoning.exclude": "reasoning still came as message.reasoning_content",
+    "chat.cot.kept": "174 with it = 174 without (as reasoning); sent as reasoning_content it counts (+30)",
+    "chat.errors": "not_json: HTTP 500 (a server error, not a 4xx)",
+    "responses.reasoning.stream": "14 deltas but no response.reasoning_text.done",
+    "responses.continue": "HTTP 400 (llama.cpp does not support 'previous_response_id'.)",
+    "responses.errors": "not_json: HTTP 500",
+}
+"""What llama-server (vendored llama.cpp b1-0c1e570) gets wrong, and a piece of the evidence for each."""
 
 
 def replay(name: str, apis: tuple[Api, ...] = ("chat", "responses"), samples: int = 2) -> Audit:

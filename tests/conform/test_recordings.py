@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from harmony_chat.conform.checks import CHECKS
 from harmony_chat.conform.result import Status
-from tests.conform.conftest import evidence, replay, statuses
+from tests.conform.conftest import LLAMA_SERVER_FAILS, evidence, replay, statuses
 
 PASS, FAIL, INCONCLUSIVE = Status.PASS, Status.FAIL, Status.INCONCLUSIVE
 
@@ -21,6 +21,17 @@ def test_serve_demo_recording_passes_every_check() -> None:
     audit = replay("serve-demo")
     assert set(statuses(audit).values()) == {PASS}
     assert "preamble in content" in evidence(audit, "chat.tools.preamble")
+
+
+def test_llama_server_recording_fails_what_llama_cpp_does_its_own_way() -> None:
+    audit = replay("llama-server")
+    found = statuses(audit)
+    assert _only(found, FAIL) == set(LLAMA_SERVER_FAILS)
+    assert set(found.values()) == {PASS, FAIL}
+    for check, piece in LLAMA_SERVER_FAILS.items():
+        assert piece in evidence(audit, check), check
+    assert "bad_role: HTTP 200 (accepted" in evidence(audit, "chat.errors")
+    assert "lacks sequence_number, output_index, content_index" in evidence(audit, "responses.reasoning.stream")
 
 
 def test_vllm_passes_all_but_exclude_and_continuing_without_a_store() -> None:

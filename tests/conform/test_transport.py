@@ -181,3 +181,47 @@ def test_json_output_and_exit_status(capsys: pytest.CaptureFixture[str]) -> None
     first = report["checks"][0]
     assert first["id"] == "chat.reasoning" and first["clause"]["source"] == "raw-CoT guide"
     assert first["clause"]["section"] == "Chat Completions API, point 2" and first["status"] == "pass"
+
+
+def _dropping_server(drops: int, answer: bool = True) -> tuple[str, threading.Thread]:
+    """A raw HTTP server that closes its first ``drops`` connections without a word, then (``answer``) sends ``{}``."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    listener.settimeout(10)
+
+    def serve() -> None:
+        with listener:
+            for index in range(drops + 1 if answer else drops):
+                try:
+                    connection, _ = listener.accept()
+                except OSError:
+                    return
+                with connection:
+                    connection.recv(65536)
+                    if index >= drops:
+                        connection.sendall(
+                            b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}"
+                        )
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    return f"http://127.0.0.1:{listener.getsockname()[1]}", thread
+
+
+def test_a_connection_dropped_before_any_reply_is_tried_once_more() -> None:
+    url, thread = _dropping_server(drops=1)
+    http = HttpTransport(url, timeout_s=10)
+    reply = http.send(Probe("p", "/chat/completions", {"model": "m"}))
+    http.close()
+    thread.join(timeout=10)
+    assert reply.ok and reply.data == {}
+
+
+def test_a_server_that_never_answers_is_a_failure_after_one_retry() -> None:
+    url, thread = _dropping_server(drops=2, answer=False)
+    http = HttpTransport(url, timeout_s=10)
+    reply = http.send(Probe("p", "/chat/completions", {"model": "m"}))
+    http.close()
+    thread.join(timeout=10)
+    assert reply.status == 0 and reply.failure is not None and reply.failure.startswith("connection failed: ")
