@@ -6,7 +6,7 @@ import shutil
 import socket
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -42,11 +42,14 @@ class LlamaServer:
         port: int | None = None,
         api_key: str | None = None,
         context: int = 4096,
+        extra_args: Sequence[str] = (),
     ) -> None:
         self.binary, self.model, self.log_path = binary, model, log
         self.port = port or free_port()
         self.api_key = api_key
         self.context = context
+        self.extra_args = list(extra_args)
+        """More command-line arguments (``--chat-template-file`` for a GGUF that carries no template)."""
         self.url = f"http://127.0.0.1:{self.port}"
         self.process: subprocess.Popen[bytes] | None = None
 
@@ -56,6 +59,7 @@ class LlamaServer:
         command += ["-c", str(self.context), "-np", "1", "-t", "1", "--no-warmup", "--metrics"]
         if self.api_key:
             command += ["--api-key", self.api_key]
+        command += self.extra_args
         with self.log_path.open("ab") as log:
             self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + STARTUP_S
