@@ -51,7 +51,7 @@ def serve(
     max_queue: Annotated[int, typer.Option("--max-queue", min=0, help="Requests that may wait for the model.")] = 32,
     allow_host: Annotated[
         list[str] | None,
-        typer.Option("--allow-host", help="A host name clients may use beside localhost (repeatable)."),
+        typer.Option("--allow-host", metavar="NAME", help="A host name clients may use beside localhost (repeatable)."),
     ] = None,
     max_connections: Annotated[
         int, typer.Option("--max-connections", min=1, help="Connections held at once.")
@@ -61,7 +61,11 @@ def serve(
     ] = DEFAULT_HEADER_TIMEOUT_S,
     store_path: Annotated[
         str | None,
-        typer.Option("--store-path", help="SQLite file of stored responses and conversations (:memory: keeps none)."),
+        typer.Option(
+            "--store-path",
+            metavar="FILE",
+            help="SQLite file of stored responses and conversations (:memory: keeps them until the server stops).",
+        ),
     ] = None,
     model: ModelOpt = None,
     hf_repo: HfRepoOpt = None,

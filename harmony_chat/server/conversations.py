@@ -9,6 +9,7 @@ created with ``conversation`` reads them as its history and appends its input an
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from starlette.requests import Request
@@ -23,7 +24,9 @@ from harmony_chat.server.turn_output import new_id
 MAX_ITEMS_PER_CALL = 20
 """Items one request may add (OpenAI's bound)."""
 MAX_METADATA_PAIRS = 16
+"""Metadata pairs a conversation may have (OpenAI's bound)."""
 DEFAULT_PAGE = 20
+"""Items a list returns unless ``limit`` says otherwise."""
 MAX_PAGE = 100
 
 
@@ -85,7 +88,7 @@ def _new_items(body: dict[str, Any], *, required: bool) -> list[Item]:
         raise ApiError(400, f"at most {MAX_ITEMS_PER_CALL} items may be added at a time", param="items")
     if not all(isinstance(item, dict) for item in raw):
         raise ApiError(400, "items must be a list of item objects", param="items")
-    return input_items(normalise_input(raw).copy())
+    return input_items(normalise_input(raw))
 
 
 def _check_include(request: Request) -> None:
@@ -109,15 +112,21 @@ def _list(items: list[Item], has_more: bool) -> dict[str, Any]:
 
 
 class ConversationRoutes:
-    """The Conversations API over a store; ``guard`` checks the key and reads the body (the app's rules).
+    """The Conversations API over a store, under the app's rules for keys and bodies.
 
     Args:
         store: where conversations live.
         authorize: raises the app's 401 for a request without the key.
-        read_json: returns a request's body as a checked JSON object (the app's size and shape rules).
+        read_json: checks the key, then returns the body as a checked JSON object (the app's size
+            and shape rules).
     """
 
-    def __init__(self, store: ServerStore, authorize: Any, read_json: Any) -> None:
+    def __init__(
+        self,
+        store: ServerStore,
+        authorize: Callable[[Request], None],
+        read_json: Callable[[Request], Awaitable[dict[str, Any]]],
+    ) -> None:
         self.store = store
         self.authorize = authorize
         self.read_json = read_json
