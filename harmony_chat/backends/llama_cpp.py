@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from harmony_chat.backends.base import GenerationStats, ModelBackend, ModelInfo, SamplingParams
+from harmony_chat.backends.logits import LogitBias, LogprobRecorder
 from harmony_chat.errors import ModelError
 from harmony_chat.gguf.inspect import check_gguf_file
 from harmony_chat.harmony.header_mask import header_masks
@@ -158,6 +159,9 @@ class LlamaCppBackend(ModelBackend):
     name = "llama.cpp"
     supports_json_schema = True
     guards_structure = True
+    supports_penalties = True
+    supports_logit_bias = True
+    supports_logprobs = True
 
     def __init__(
         self,
@@ -276,7 +280,12 @@ class LlamaCppBackend(ModelBackend):
             llm.set_seed(sampling.seed)
         stats = self.last_stats = GenerationStats(prompt_tokens=len(prompt))
         llm.evaluated = 0
-        processors = [self.logits_processor] if self.logits_processor is not None else []
+        recorder = LogprobRecorder(sampling.logprobs) if sampling.logprobs is not None else None
+        processors: list[LogitsProcessor] = [recorder] if recorder is not None else []  # the model's own
+        if sampling.logit_bias:
+            processors.append(LogitBias(sampling.logit_bias))
+        if self.logits_processor is not None:
+            processors.append(self.logits_processor)
         if sampling.harmony_structure and self._encoding is not None:
             processors.append(StructureMask(StructureGuard(self._encoding, prompt), len(prompt)))
         if sampling.json_schema is not None:
@@ -288,6 +297,8 @@ class LlamaCppBackend(ModelBackend):
             top_k=sampling.top_k,
             min_p=sampling.min_p,
             repeat_penalty=1.0,
+            frequency_penalty=sampling.frequency_penalty,
+            presence_penalty=sampling.presence_penalty,
             logits_processor=processors or None,
             grammar=self._grammar(sampling.json_schema),
         )
@@ -303,6 +314,7 @@ class LlamaCppBackend(ModelBackend):
                     stats.ttft_s = first - started
                 stats.generated_tokens += 1
                 stats.decode_s = last - first
+                self.last_token_logprob = recorder.entry(token) if recorder is not None else None
                 yield token
                 if token in stop_ids:
                     break

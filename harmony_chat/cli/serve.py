@@ -34,6 +34,7 @@ from harmony_chat.cli.options import (
 )
 from harmony_chat.cli.root import app
 from harmony_chat.server import SERVE_API_KEY_ENV
+from harmony_chat.server.connections import DEFAULT_HEADER_TIMEOUT_S, DEFAULT_MAX_CONNECTIONS
 from harmony_chat.text_safety import visible
 
 MAX_QUEUE = 10_000
@@ -55,6 +56,24 @@ def serve(
     max_queue: Annotated[
         int, typer.Option("--max-queue", min=0, max=MAX_QUEUE, help="Requests that may wait for the model.")
     ] = 32,
+    allow_host: Annotated[
+        list[str] | None,
+        typer.Option("--allow-host", metavar="NAME", help="A host name clients may use beside localhost (repeatable)."),
+    ] = None,
+    max_connections: Annotated[
+        int, typer.Option("--max-connections", min=1, help="Connections held at once.")
+    ] = DEFAULT_MAX_CONNECTIONS,
+    header_timeout: Annotated[
+        float, typer.Option("--header-timeout", min=0.1, help="Seconds a client may take to send a request's headers.")
+    ] = DEFAULT_HEADER_TIMEOUT_S,
+    store_path: Annotated[
+        str | None,
+        typer.Option(
+            "--store-path",
+            metavar="FILE",
+            help="SQLite file of stored responses and conversations (:memory: keeps them until the server stops).",
+        ),
+    ] = None,
     model: ModelOpt = None,
     hf_repo: HfRepoOpt = None,
     hf_file: HfFileOpt = None,
@@ -77,6 +96,7 @@ def serve(
     from harmony_chat.cli.options import chat_options, config_option
     from harmony_chat.server.app import ServerLimits, run_server
     from harmony_chat.server.limits import check_bind
+    from harmony_chat.server.response_store import store_location
     from harmony_chat.server.transcript import ServedModel
 
     check_bind(host, api_key)  # before loading anything
@@ -115,6 +135,12 @@ def serve(
     )
     print(visible(f"serving {served.name} at http://{host}:{port}/v1 (Ctrl+C stops)"), file=sys.stderr)
     try:
-        run_server(served, host=host, port=port, api_key=api_key, limits=ServerLimits(max_queue=max_queue))
+        limits = ServerLimits(
+            max_queue=max_queue,
+            max_connections=max_connections,
+            header_timeout_s=header_timeout,
+            store_path=store_location(store_path),
+        )
+        run_server(served, host=host, port=port, api_key=api_key, limits=limits, allow_hosts=tuple(allow_host or ()))
     finally:
         loaded.backend.close()

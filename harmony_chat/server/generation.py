@@ -11,24 +11,67 @@ after each analysis message the model pauses the turn, writes the summary, and r
 from __future__ import annotations
 
 import asyncio
+import math
 import threading
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from harmony_chat.chat.events import ReasoningSummary, SummaryStarted
 from harmony_chat.errors import ContextOverflowError
+from harmony_chat.harmony.events import RawToken
 from harmony_chat.harmony.turn import TurnEvent, TurnOptions, run_turn
 from harmony_chat.server.errors import ApiError
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from harmony_chat.backends.base import ModelBackend
+    from openai_harmony import HarmonyEncoding
+
+    from harmony_chat.backends.base import ModelBackend, TokenLogprob
     from harmony_chat.chat.summary import Summarizer
     from harmony_chat.harmony.session import ChatSession
 
-ServedEvent = TurnEvent | SummaryStarted | ReasoningSummary
-"""What a request's turn yields: the turn's events and, when asked for, its reasoning summaries."""
+UNREPRESENTABLE_LOGPROB = -9999.0
+"""OpenAI's log probability for a token the model gave no chance (JSON has no infinity)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ScoredToken:
+    """A generated token's log probabilities, sent right after its :class:`RawToken` when a request asks."""
+
+    token_id: int
+    special: bool
+    text: str
+    raw: bytes
+    """The token's bytes (one token may hold part of a UTF-8 character)."""
+    logprob: float
+    top: tuple[tuple[str, bytes, float], ...] = ()
+    """The most likely tokens in its place: text, bytes, log probability."""
+
+
+ServedEvent = TurnEvent | SummaryStarted | ReasoningSummary | ScoredToken
+"""What a request's turn yields: the turn's events and, when asked for, its reasoning summaries and
+its tokens' log probabilities."""
+
+
+def _token_bytes(encoding: HarmonyEncoding, token: int) -> bytes:
+    raw: bytes = encoding.decode([token], errors="surrogateescape").encode("utf-8", "surrogateescape")
+    return raw
+
+
+def _finite(value: float) -> float:
+    return value if math.isfinite(value) else UNREPRESENTABLE_LOGPROB
+
+
+def score(encoding: HarmonyEncoding, token: RawToken, logprob: TokenLogprob) -> ScoredToken:
+    """The token's log probabilities with the text and bytes of it and of its alternatives."""
+    top = tuple(
+        (raw.decode("utf-8", errors="replace"), raw, _finite(value))
+        for raw, value in ((_token_bytes(encoding, other), value) for other, value in logprob.top)
+    )
+    raw = b"" if token.special else _token_bytes(encoding, token.token_id)
+    return ScoredToken(token.token_id, token.special, token.text, raw, _finite(logprob.logprob), top)
 
 
 class _Ended:
@@ -53,6 +96,8 @@ class TurnRun:
         self.backend = backend
         self.options = options
         self.summarizer = summarizer
+        self.logprobs = options.sampling.logprobs is not None
+        """Whether each token's log probabilities follow it (a :class:`ScoredToken` after its RawToken)."""
         self._stop = threading.Event()
         self._ended = asyncio.Event()
         self._thread: threading.Thread | None = None
@@ -95,6 +140,10 @@ class TurnRun:
             try:
                 for event in self._turn():
                     post(event)
+                    if self.logprobs and isinstance(event, RawToken):
+                        scored = self.backend.last_token_logprob
+                        if scored is not None and scored.token_id == event.token_id:
+                            post(score(self.session.encoding, event, scored))
             except BaseException as failure:  # reported to the request, never raised in the thread
                 error = failure
             finally:

@@ -49,19 +49,26 @@ def check_bind(host: str, api_key: str | None) -> None:
         )
 
 
+def _bearer(request: Request) -> str:
+    scheme, _, token = request.headers.get("authorization", "").partition(" ")
+    return token.strip() if scheme.lower() == "bearer" else ""
+
+
+def has_api_key(request: Request, api_key: str | None) -> bool:
+    """Whether the request may call (no key is set, or its bearer token is the key, compared in constant time)."""
+    if not api_key:
+        return True
+    return hmac.compare_digest(_bearer(request).encode(), api_key.encode())
+
+
 def check_api_key(request: Request, api_key: str | None) -> None:
     """Compare the request's bearer token with the key in constant time.
 
     Raises:
         ApiError: 401 when a key is required and the request lacks it or has another.
     """
-    if not api_key:
-        return
-    header = request.headers.get("authorization", "")
-    scheme, _, token = header.partition(" ")
-    given = token.strip() if scheme.lower() == "bearer" else ""
-    if not hmac.compare_digest(given.encode(), api_key.encode()):
-        message = "missing API key (send Authorization: Bearer KEY)" if not given else "incorrect API key"
+    if not has_api_key(request, api_key):
+        message = "missing API key (send Authorization: Bearer KEY)" if not _bearer(request) else "incorrect API key"
         raise ApiError(401, message, code="invalid_api_key")
 
 

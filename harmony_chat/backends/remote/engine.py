@@ -52,6 +52,7 @@ class RemoteBackend(ModelBackend):
 
     name = "remote"
     supports_json_schema = True
+    supports_penalties = True
 
     def __init__(self, client: EngineClient, *, model_name: str | None = None) -> None:
         super().__init__()

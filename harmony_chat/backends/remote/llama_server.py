@@ -6,7 +6,8 @@ whose ``tools/server/README.md`` and ``server-task.cpp`` / ``server-context.cpp`
 - ``POST /completion`` takes ``prompt`` as a list of ids (no BOS is added to an id list),
   ``n_predict``, ``stream``, ``return_tokens``, ``cache_prompt`` (default true), ``id_slot``
   (-1: any idle slot, preferring the one whose cache shares the longest prefix), the samplers,
-  ``seed`` and ``json_schema`` / ``grammar``. Streamed chunks are ``data: {...}`` lines whose
+  ``seed``, ``presence_penalty``/``frequency_penalty``, ``logit_bias`` (``[[id, bias], ...]``) and
+  ``json_schema`` / ``grammar``. Streamed chunks are ``data: {...}`` lines whose
   ``tokens`` hold the new ids (the end-of-generation token included); the last one has
   ``"stop": true``, ``stop_type`` (``eos``/``limit``/``word``), ``tokens_cached`` (the slot's
   whole cache after the answer) and ``timings.cache_n`` (the prompt tokens reused from the cache,
@@ -41,6 +42,7 @@ class LlamaServerBackend(RemoteBackend):
     """
 
     name = "llama-server"
+    supports_logit_bias = True
 
     def __init__(self, client: EngineClient, *, model_name: str | None = None, slot: int = -1) -> None:
         super().__init__(client, model_name=model_name)
@@ -80,13 +82,15 @@ class LlamaServerBackend(RemoteBackend):
             "min_p": sampling.min_p,
             "typical_p": 1.0,
             "repeat_penalty": 1.0,
-            "presence_penalty": 0.0,
-            "frequency_penalty": 0.0,
+            "presence_penalty": sampling.presence_penalty,
+            "frequency_penalty": sampling.frequency_penalty,
             "dry_multiplier": 0.0,
             "xtc_probability": 0.0,
         }
         if sampling.seed is not None:
             body["seed"] = sampling.seed
+        if sampling.logit_bias:
+            body["logit_bias"] = [[token, bias] for token, bias in sampling.logit_bias.items()]
         if schema is not None:
             body["json_schema"] = dict(schema)
         return "/completion", body

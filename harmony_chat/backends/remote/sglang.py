@@ -7,8 +7,9 @@ entrypoints/http_server.py`` (commit 0025436e), ``managers/tokenizer_manager.py`
 - Request: ``input_ids``, ``stream``, ``sampling_params`` with ``max_new_tokens``,
   ``stop_token_ids``, ``skip_special_tokens``, ``no_stop_trim`` (keep the stop token in the
   output), ``temperature``/``top_p``/``top_k`` (-1: off)/``min_p`` and ``json_schema`` (a JSON
-  string) for constrained decoding. There is no per-request seed in the documented parameters
-  (the server's ``--random-seed`` applies), so none is sent.
+  string) for constrained decoding, ``frequency_penalty``/``presence_penalty``. There is no
+  per-request seed in the documented parameters (the server's ``--random-seed`` applies), so
+  none is sent, and no ``logit_bias`` is sent either (requests asking for one are refused).
 - Stream: ``data: {"text", "output_ids", "meta_info"}`` lines, then ``data: [DONE]``;
   ``output_ids`` is cumulative unless the server runs ``--incremental-streaming-output`` (older:
   ``--stream-output``), so harmony-chat compares its length with ``meta_info.completion_tokens``
@@ -68,6 +69,8 @@ class SglangBackend(RemoteBackend):
             "top_p": sampling.top_p,
             "top_k": sampling.top_k if sampling.top_k > 0 else -1,
             "min_p": sampling.min_p,
+            "frequency_penalty": sampling.frequency_penalty,
+            "presence_penalty": sampling.presence_penalty,
         }
         if schema is not None:
             params["json_schema"] = json.dumps(dict(schema))

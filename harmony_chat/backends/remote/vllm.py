@@ -18,6 +18,8 @@ completion/protocol.py`` (commit 002032ee) and ``completion/serving.py`` (commit
   ``/version`` and ``/tokenize`` stay open. ``/tokenize`` takes ``prompt`` and
   ``add_special_tokens`` and answers ``{"count", "max_model_len", "tokens"}``.
 - Grammar: ``structured_outputs: {"json": schema}`` (older servers: ``guided_json``).
+- ``presence_penalty``, ``frequency_penalty`` and ``logit_bias`` (OpenAI's map of id strings) are
+  the OpenAI completion parameters of the same names.
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ class VllmBackend(RemoteBackend):
     """gpt-oss on a vLLM server, token ids in and out."""
 
     name = "vllm"
+    supports_logit_bias = True
 
     def __init__(self, client: EngineClient, *, model_name: str | None = None) -> None:
         super().__init__(client, model_name=model_name)
@@ -96,7 +99,11 @@ class VllmBackend(RemoteBackend):
             "top_p": sampling.top_p,
             "min_p": sampling.min_p,
             "repetition_penalty": 1.0,
+            "presence_penalty": sampling.presence_penalty,
+            "frequency_penalty": sampling.frequency_penalty,
         }
+        if sampling.logit_bias:
+            body["logit_bias"] = {str(token): bias for token, bias in sampling.logit_bias.items()}
         if sampling.top_k > 0:
             body["top_k"] = sampling.top_k
         if sampling.seed is not None:
