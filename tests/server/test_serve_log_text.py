@@ -25,7 +25,7 @@ from harmony_chat.server import response_store
 def get(self, response_id):  # a fault that quotes what the client sent, as a bug's message may
     raise LookupError(f"cannot look up {response_id}")
 
-response_store.ResponseStore.get = get
+response_store.ServerStore.get = get
 sys.exit(main(sys.argv[1:]))
 """
 """``serve`` as it is, except that looking up a stored response fails unexpectedly."""
