@@ -6,6 +6,8 @@ import asyncio
 import contextlib
 import signal
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 from rich.console import RenderableType
@@ -80,6 +82,8 @@ class HarmonyChatApp(App[None]):
         self.found_models: list[FoundModel] = []
         self.user_themes: set[str] = set()
         self._theme_dir = theme_dir
+        self.approval_clock: Callable[[], float] = time.monotonic
+        """The clock of the approval modal's typing guard (tests pass one they move)."""
         self._chat_screen = ChatScreen()
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
