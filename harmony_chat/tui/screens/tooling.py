@@ -192,14 +192,15 @@ class ToolControl(Screen[None]):
 
         self.status.serving = " ".join(server_label(server.host, server.port) for server in running_servers())
 
-    def action_tools(self) -> None:
-        """Open the list of tool servers and their tools (switch a server off or on)."""
+    def action_tools(self) -> bool:
+        """Open the list of tool servers and their tools (switch a server off or on); False: none configured."""
         from harmony_chat.tui.screens.tools import ToolsScreen
 
         if not self.chat_app.options.has_tools:
             self.notify("No tools are configured: add [mcp.servers.NAME] to the config file.", severity="warning")
-            return
+            return False
         self.app.push_screen(ToolsScreen(self.tool_providers), lambda _: self.refresh_tool_count())
+        return True
 
     # -- asking ---------------------------------------------------------------------------
 

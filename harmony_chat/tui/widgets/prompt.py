@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from textual.message import Message
 from textual.widgets import TextArea
+from textual.widgets.text_area import Selection
 
 from harmony_chat.tui.bindings import PROMPT_KEYS
 
@@ -51,8 +52,16 @@ class PromptInput(TextArea):
         """Insert a newline at the cursor, after the keys typed before it."""
         self.call_later(self.insert, "\n")
 
-    def give_back(self, text: str) -> None:
-        """Put ``text`` back (a refused send, an edit), before anything typed since; cursor at the end."""
+    def give_back(self, text: str, select: bool = False) -> None:
+        """Put ``text`` back (a refused send, an edit), before anything typed since; cursor at the end.
+
+        With ``select``, ``text`` is selected instead, so what is typed next replaces it (a failed
+        slash command: the user fixes it, or types another).
+        """
         current = self.text
         self.text = text if not current else f"{text}\n{current}"
-        self.move_cursor(self.document.end)
+        if not select:
+            self.move_cursor(self.document.end)
+            return
+        lines = text.split("\n")
+        self.selection = Selection((0, 0), (len(lines) - 1, len(lines[-1])))
