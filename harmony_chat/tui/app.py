@@ -115,6 +115,13 @@ class HarmonyChatApp(App[None]):
         shown, heading = visible(message).expandtabs(), visible(title).expandtabs()
         super().notify(shown, title=heading, severity=severity, timeout=timeout, markup=False)
 
+    def action_help_quit(self) -> None:
+        """Ctrl+c does not quit: say which key does (its name as text: Textual's own notice is markup)."""
+        for key, active in self.active_bindings.items():
+            if active.binding.action in ("quit", "app.quit"):
+                self.notify(f"Press {key} to quit the app", title="Do you want to quit?")
+                return
+
     def on_mount(self) -> None:
         """Register themes and keys, then show the chat."""
         # The generation thread needs the GIL back after every token; with Python's default 5 ms
