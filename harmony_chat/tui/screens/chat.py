@@ -381,8 +381,14 @@ class ChatScreen(ModelLoader, ConversationEdits, ToolControl, ReasoningView):
         self.status.context_used = 0
 
     async def action_new_chat(self) -> None:
-        """Start a new conversation (stopping any generation first)."""
+        """Start a new conversation (stopping any generation first), at the configured effort.
+
+        The effort chosen with ``ctrl+r`` or ``/effort`` is the current chat's; a new chat starts
+        at ``[chat] effort`` (or ``--effort``), as the first one did.
+        """
         await self.clear_view()
         if self.conversation is not None:
             self.conversation.new_chat()
+            self.conversation.effort = self.chat_app.options.effort
+            self.status.effort = self.conversation.effort
         self.prompt.focus()
