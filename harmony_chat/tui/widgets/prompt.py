@@ -1,5 +1,8 @@
 """The multi-line prompt: Enter sends, ctrl+j / alt+enter (shift+enter where reported) adds a newline.
 
+Pasted text is data: it goes in where the cursor is, as one edit, with line ends as newlines and
+other control characters as their pictures (``␛``); nothing in it is a key (see ``pasted_text.py``).
+
 Enter and the newline keys are priority bindings (the text area would otherwise take Enter as a
 newline). A priority binding runs as soon as the app reads the key, while the keys that came
 before it in the same read (a paste without bracketed paste, automation, a laggy link) still
@@ -11,11 +14,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from textual import events
 from textual.message import Message
 from textual.widgets import TextArea
 from textual.widgets.text_area import Selection
 
 from harmony_chat.tui.bindings import PROMPT_KEYS
+from harmony_chat.tui.literal import visible
 
 
 class PromptInput(TextArea):
@@ -37,6 +42,16 @@ class PromptInput(TextArea):
         super().__init__("", id="prompt", soft_wrap=True, show_line_numbers=False, tab_behavior="focus")
         self.cursor_blink = cursor_blink
         self.border_title = "Message (Enter sends · ctrl+j newline)"
+
+    async def _on_paste(self, event: events.Paste) -> None:
+        """Insert pasted text as text (in place of the selection), never sent, whatever it holds."""
+        event.prevent_default()  # instead of the text area's own paste, which inserts it as it is
+        if self.read_only:
+            return
+        text = visible(event.text.replace("\r\n", "\n").replace("\r", "\n"))
+        result = self.replace(text, *self.selection)
+        self.move_cursor(result.end_location)
+        self.focus()
 
     def action_submit(self) -> None:
         """Send the text once every key typed before Enter is in it (empty text is ignored)."""
