@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from tests.tui.harness import make_app, send, settle
+
+
+def efforts(app: Any) -> tuple[str, str]:
+    """The conversation's effort and the one the status bar shows."""
+    conversation = app.chat.conversation
+    assert conversation is not None
+    return conversation.effort, app.chat.status.effort
 
 
 async def test_a_new_chat_starts_at_the_configured_effort() -> None:
@@ -10,15 +19,16 @@ async def test_a_new_chat_starts_at_the_configured_effort() -> None:
     app = make_app(effort="low")
     async with app.run_test(size=(110, 36)) as pilot:
         await settle(pilot)
-        chat = app.chat
-        assert chat.conversation is not None and chat.conversation.effort == "low"
+        assert efforts(app) == ("low", "low")
         await pilot.press("ctrl+r")
-        assert chat.conversation.effort == "medium" and chat.status.effort == "medium"
+        assert efforts(app) == ("medium", "medium")
         await pilot.press("ctrl+n")
         await settle(pilot)
-        assert chat.conversation.effort == "low" and chat.status.effort == "low"
+        assert efforts(app) == ("low", "low")
         await send(pilot, "/effort high")
+        assert efforts(app) == ("high", "high")
         await send(pilot, "/new")
-        assert chat.conversation.effort == "low" and chat.status.effort == "low"
+        assert efforts(app) == ("low", "low")
         await send(pilot, "What is the capital of France?")
-        assert chat.conversation.session.turns[-1].effort == "low"  # the new chat's first turn ran at it
+        conversation = app.chat.conversation
+        assert conversation is not None and conversation.session.turns[-1].effort == "low"  # its first turn ran at it
