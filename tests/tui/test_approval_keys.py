@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from textual import events
 from textual.widgets import Button, Input, Static
 
 from harmony_chat.tui.screens.approval import GUARD_S, ApprovalScreen
@@ -207,3 +208,24 @@ async def test_always_saved_is_offered_for_a_configured_server(tmp_path: Path) -
     finally:
         app.release()
     assert tomllib.loads(config.read_text())["tools"]["always"] == ["weather.get_weather"]
+
+
+async def test_a_paste_while_the_modal_is_open_goes_into_the_prompt(tmp_path: Path) -> None:
+    app = tool_app(config_with_server(tmp_path), recording(tmp_path, CALL, ANSWER))
+    try:
+        async with app.run_test(size=(110, 40)) as pilot:
+            await tools_ready(pilot)
+            modal = await ask_only(pilot, "Weather in Tokyo?")
+            app.post_message(events.Paste("say y\x1b[0m"))  # as the terminal driver delivers one
+            await pilot.pause(0.2)
+            assert app.screen is modal and app.chat.prompt.text == "say y␛[0m"
+            await pass_guard(pilot, modal)
+            app.post_message(events.Paste(" and s"))
+            await pilot.pause(0.2)
+            assert app.screen is modal and app.chat.prompt.text == "say y␛[0m and s"
+            assert "2 pastes went into your message" in str(modal.query_one("#approval-guard", Static).render())
+            await pilot.press("n")
+            await finish(pilot)
+            assert rows(app)[0].state == "denied"
+    finally:
+        app.release()

@@ -39,8 +39,8 @@ REASON_PLACEHOLDER = "r: deny with a reason (sent to the model); enter denies"
 REASON_HINT = "type the reason · enter deny with it · escape deny and stop"
 
 Clock = Callable[[], float]
-TypeAhead = Callable[[events.Key], bool]
-"""Hands a key typed too early to the chat prompt; False when the prompt cannot take it."""
+TypeAhead = Callable[[events.Key | events.Paste], bool]
+"""Hands a key or a paste that is not for the dialog to the chat prompt; False when the prompt cannot take it."""
 
 
 def keys_hint(review: ToolReview) -> str:
@@ -116,6 +116,8 @@ class ApprovalScreen(ModalScreen[Decision]):
         """True when the user denied with escape: the turn stops too."""
         self.typed_ahead = 0
         """Keys typed during the guard that went on into the prompt."""
+        self.pasted_ahead = 0
+        """Pastes that went on into the prompt (a paste never answers)."""
         self.set_aside: list[str] = []
         """Keys typed during the guard that neither answered nor reached the prompt (shown in the dialog)."""
         self._answering = False
@@ -165,7 +167,7 @@ class ApprovalScreen(ModalScreen[Decision]):
             self._show_guard()
 
     def _show_guard(self) -> None:
-        if self.answering and not self.typed_ahead and not self.set_aside:
+        if self.answering and not self.typed_ahead and not self.pasted_ahead and not self.set_aside:
             text = ""
         elif self.answering:
             text = self._guard_report()
@@ -177,6 +179,8 @@ class ApprovalScreen(ModalScreen[Decision]):
         parts = []
         if self.typed_ahead:
             parts.append(f"{self.typed_ahead} key{'s' if self.typed_ahead != 1 else ''} went into your message.")
+        if self.pasted_ahead:
+            parts.append(f"{self.pasted_ahead} paste{'s' if self.pasted_ahead != 1 else ''} went into your message.")
         if self.set_aside:
             parts.append(f"Ignored (typed as the dialog opened): {' '.join(self.set_aside[-5:])}.")
         return " ".join(parts)
@@ -192,6 +196,19 @@ class ApprovalScreen(ModalScreen[Decision]):
             self.typed_ahead += 1
         else:
             self.set_aside.append(event.key)
+        self._show_guard()
+
+    def on_paste(self, event: events.Paste) -> None:
+        """A paste is never an answer: it goes into the reason field when that has focus, else into the prompt."""
+        if self.focused is self._reason:
+            return  # the field took it
+        event.stop()
+        if not self.answering:
+            self.guard.typed()
+        if self.type_ahead is not None and self.type_ahead(event):
+            self.pasted_ahead += 1
+        else:
+            self.set_aside.append("a paste")
         self._show_guard()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:

@@ -254,8 +254,11 @@ class ToolControl(Screen[None]):
 
         self.app.push_screen(screen, answered)
 
-    def type_ahead(self, key: events.Key) -> bool:
-        """Put a key typed as the approval modal opened into the prompt (a character, or backspace)."""
+    def type_ahead(self, key: events.Key | events.Paste) -> bool:
+        """Put a key typed as the approval modal opened (a character, or backspace), or a paste, into the prompt."""
+        if isinstance(key, events.Paste):
+            self.prompt.insert_pasted(key.text)
+            return True
         if key.key == "backspace":
             self.prompt.action_delete_left()
             return True

@@ -46,12 +46,14 @@ class PromptInput(TextArea):
     async def _on_paste(self, event: events.Paste) -> None:
         """Insert pasted text as text (in place of the selection), never sent, whatever it holds."""
         event.prevent_default()  # instead of the text area's own paste, which inserts it as it is
-        if self.read_only:
-            return
-        text = visible(event.text.replace("\r\n", "\n").replace("\r", "\n"))
-        result = self.replace(text, *self.selection)
+        if not self.read_only:
+            self.insert_pasted(event.text)
+            self.focus()
+
+    def insert_pasted(self, text: str) -> None:
+        """Put pasted ``text`` in place of the selection: line ends as newlines, other controls as pictures."""
+        result = self.replace(visible(text.replace("\r\n", "\n").replace("\r", "\n")), *self.selection)
         self.move_cursor(result.end_location)
-        self.focus()
 
     def action_submit(self) -> None:
         """Send the text once every key typed before Enter is in it (empty text is ignored)."""
