@@ -173,7 +173,9 @@ class ApprovalScreen(ModalScreen[Decision]):
             text = self._guard_report()
         else:
             text = "Just opened: keys typed now go on into your message, not to this dialog. " + self._guard_report()
-        self.query_one("#approval-guard", Static).update(literal(text.strip()))
+        line = self.query_one("#approval-guard", Static)
+        line.update(literal(text.strip()))
+        line.display = bool(text)
 
     def _guard_report(self) -> str:
         parts = []
