@@ -229,3 +229,21 @@ async def test_a_paste_while_the_modal_is_open_goes_into_the_prompt(tmp_path: Pa
             assert rows(app)[0].state == "denied"
     finally:
         app.release()
+
+
+async def test_a_click_as_the_modal_opens_is_shown_as_ignored(tmp_path: Path) -> None:
+    app = tool_app(config_with_server(tmp_path), recording(tmp_path, CALL, ANSWER))
+    try:
+        async with app.run_test(size=(110, 40)) as pilot:
+            await tools_ready(pilot)
+            modal = await ask_only(pilot, "Weather in Tokyo?")
+            await pilot.click("#once")
+            await pilot.pause(0.2)
+            assert app.screen is modal and rows(app)[0].state == "asking"
+            assert "a click on Approve once (y)" in str(modal.query_one("#approval-guard", Static).render())
+            await pass_guard(pilot, modal)
+            await pilot.click("#once")
+            await finish(pilot)
+            assert rows(app)[0].state == "done"
+    finally:
+        app.release()

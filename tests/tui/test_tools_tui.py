@@ -100,7 +100,7 @@ async def pass_guard(pilot: Pilot[Any], modal: ApprovalScreen) -> None:
     clock = modal.guard.clock
     if isinstance(clock, ManualClock):
         clock.advance(GUARD_S)
-    await until(pilot, lambda: modal.focused is not None, "the modal taking answers")
+    await until(pilot, lambda: modal.focused is modal.query_one("#deny"), "the modal taking answers")
 
 
 async def ask_only(pilot: Pilot[Any], text: str) -> ApprovalScreen:

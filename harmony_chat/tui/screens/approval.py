@@ -121,6 +121,7 @@ class ApprovalScreen(ModalScreen[Decision]):
         self.set_aside: list[str] = []
         """Keys typed during the guard that neither answered nor reached the prompt (shown in the dialog)."""
         self._answering = False
+        self._deny_focused = False
         self._reason = Input(placeholder=REASON_PLACEHOLDER, id="approval-reason")
         self._reason.can_focus = False  # reached with r only: typing never lands here by accident
 
@@ -162,7 +163,8 @@ class ApprovalScreen(ModalScreen[Decision]):
         return self._answering
 
     def _check_guard(self) -> None:
-        if self.answering and self.focused is None:
+        if self.answering and not self._deny_focused:
+            self._deny_focused = True
             self.query_one("#deny", Button).focus()  # the safest choice: nothing runs on a stray enter
             self._show_guard()
 
@@ -246,8 +248,11 @@ class ApprovalScreen(ModalScreen[Decision]):
 
     @on(Button.Pressed)
     def pressed(self, event: Button.Pressed) -> None:
-        """A button was pressed (only once the guard has ended: a space or enter typed on is not an answer)."""
-        if event.button.id and self.answering:
+        """A button was pressed (only once the guard has ended: a click as the dialog opens is shown as ignored)."""
+        if not self.answering:
+            self.set_aside.append(f"a click on {event.button.label}")
+            self._show_guard()
+        elif event.button.id:
             self.action_answer(event.button.id)
 
     @on(Input.Submitted, "#approval-reason")
