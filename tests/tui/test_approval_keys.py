@@ -74,7 +74,7 @@ async def test_typing_on_as_the_modal_opens_answers_nothing_and_lands_in_the_pro
             assert f"{len(TYPED_ON)} keys went into your message" in guard_line
             await pilot.press("enter")  # no answer either (and nothing sent): set aside, and shown
             await pilot.pause(0.1)
-            assert app.screen is modal and "Ignored (typed as the dialog opened): enter" in str(
+            assert app.screen is modal and "Ignored as the dialog opened: enter" in str(
                 modal.query_one("#approval-guard", Static).render()
             )
             await pass_guard(pilot, modal)  # the user stopped typing and read it

@@ -186,7 +186,7 @@ class ApprovalScreen(ModalScreen[Decision]):
         if self.pasted_ahead:
             parts.append(f"{self.pasted_ahead} paste{'s' if self.pasted_ahead != 1 else ''} went into your message.")
         if self.set_aside:
-            parts.append(f"Ignored (typed as the dialog opened): {' '.join(self.set_aside[-5:])}.")
+            parts.append(f"Ignored as the dialog opened: {' '.join(self.set_aside[-5:])}.")
         return " ".join(parts)
 
     def on_key(self, event: events.Key) -> None:
