@@ -113,6 +113,31 @@ def _known_binding(binding: str) -> str:
     return binding
 
 
+KEY_MODIFIERS = ("ctrl", "alt", "shift", "super", "hyper", "meta")
+
+
+def _is_key(key: str) -> bool:
+    """Whether Textual can bind ``key``: modifiers, then one character or a key's name (``ctrl+e``, ``f5``)."""
+    from textual.keys import REPLACED_KEYS, Keys, key_to_character  # deferred: only for a configured keymap
+
+    if key in {member.value for member in Keys}:
+        return not key.startswith("<")
+    *modifiers, name = key.split("+") if len(key) > 1 else [key]
+    if not name or any(modifier not in KEY_MODIFIERS for modifier in modifiers):
+        return False
+    if len(name) == 1:  # Textual names a lone "?" (question_mark), but not one after a modifier
+        return name.isalnum() if modifiers else name.isprintable()
+    named = {member.value.rpartition("+")[2] for member in Keys if not member.value.startswith("<")}
+    return name in named or name in REPLACED_KEYS or key_to_character(name) is not None
+
+
+def _key_list(keys: str) -> str:
+    """A ``[keymap]`` value: one key or several, comma-separated, each one Textual can bind."""
+    if not keys.strip() or not all(_is_key(key.strip()) for key in keys.split(",")):
+        raise ValueError(f"{keys!r} is not a key or a list of keys (e.g. 'ctrl+e' or 'f5,ctrl+e')")
+    return keys
+
+
 class ModelSettings(_Section):
     """``[model]``: which model and how to run it."""
 
@@ -190,6 +215,7 @@ class HistorySettings(_Section):
 
 
 BindingId = Annotated[str, AfterValidator(_known_binding)]
+KeyList = Annotated[str, AfterValidator(_key_list)]
 
 _reading: ContextVar[_ConfigFileSource | None] = ContextVar("harmony_chat_config_file", default=None)
 
@@ -246,7 +272,7 @@ class Settings(BaseSettings):
     """``[tools]``"""
     mcp: McpSettings = Field(default_factory=McpSettings)
     """``[mcp]``"""
-    keymap: dict[BindingId, str] = Field(default_factory=dict)
+    keymap: dict[BindingId, KeyList] = Field(default_factory=dict)
     """Binding id = keys, e.g. ``cycle-effort = "ctrl+e"``."""
     _path: Path | None = PrivateAttr(default=None)
 

@@ -163,6 +163,23 @@ def mcp_servers(options: ChatOptions) -> dict[str, McpServerConfig]:
     return servers
 
 
+def configured_servers(options: ChatOptions) -> set[str]:
+    """The MCP servers the user named (the config file's tables and imported files'), not the demo's.
+
+    Only their tools may be approved for good ("always, saved"); an imported file that cannot be
+    read names none (starting the tools reports it).
+    """
+    from harmony_chat.tools.mcp_config import McpConfigError, load_mcp_json
+
+    names = set(options.mcp_servers)
+    for path in options.mcp_files:
+        try:
+            names.update(load_mcp_json(path))
+        except McpConfigError:
+            continue
+    return names
+
+
 def start_tools(options: ChatOptions, on_notice: Callable[[str], None] | None = None) -> list[ToolProvider]:
     """Start the configured tool providers (MCP servers connect in the background).
 
@@ -215,7 +232,7 @@ def tool_runner(options: ChatOptions, providers: list[ToolProvider], approver: A
     from harmony_chat.chat.tool_calls import ToolRunner
     from harmony_chat.chat.toolset import ToolSet
 
-    policy = ApprovalPolicy.from_config(options.approve, options.always)
+    policy = ApprovalPolicy.from_config(options.approve, options.always, configured_servers(options))
     return ToolRunner(
         ToolSet(providers, builtin_tools(options)),
         policy,

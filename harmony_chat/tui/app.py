@@ -6,6 +6,8 @@ import asyncio
 import contextlib
 import signal
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 from rich.console import RenderableType
@@ -80,6 +82,8 @@ class HarmonyChatApp(App[None]):
         self.found_models: list[FoundModel] = []
         self.user_themes: set[str] = set()
         self._theme_dir = theme_dir
+        self.approval_clock: Callable[[], float] = time.monotonic
+        """The clock of the approval modal's typing guard (tests pass one they move)."""
         self._chat_screen = ChatScreen()
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
@@ -110,6 +114,13 @@ class HarmonyChatApp(App[None]):
         """
         shown, heading = visible(message).expandtabs(), visible(title).expandtabs()
         super().notify(shown, title=heading, severity=severity, timeout=timeout, markup=False)
+
+    def action_help_quit(self) -> None:
+        """Ctrl+c does not quit: say which key does (its name as text: Textual's own notice is markup)."""
+        for key, active in self.active_bindings.items():
+            if active.binding.action in ("quit", "app.quit"):
+                self.notify(f"Press {key} to quit the app", title="Do you want to quit?")
+                return
 
     def on_mount(self) -> None:
         """Register themes and keys, then show the chat."""
@@ -171,21 +182,22 @@ class HarmonyChatApp(App[None]):
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen(self.settings.keymap))
 
-    def set_theme(self, name: str) -> None:
-        """Switch theme and remember the choice in the config file."""
+    def set_theme(self, name: str) -> bool:
+        """Switch theme and remember the choice in the config file (False: no such theme)."""
         try:
             self.theme = name
         except InvalidThemeError:
             self.notify(
                 f"Unknown theme {name!r}; try one of: {', '.join(sorted(self.available_themes))}", severity="error"
             )
-            return
+            return False
         self.settings.ui.theme = name
         if self.settings.path is not None:
             try:
                 save_ui_value(self.settings.path, "theme", name)
             except (OSError, ConfigError) as error:
                 self.notify(f"Theme not saved: {error}", severity="warning")
+        return True
 
     def switch_model(self, path: Path | None = None, demo: bool = False, replay_demo: bool = False) -> None:
         """Load another model (the pocket model with ``demo``, recordings with ``replay_demo``); new chat."""
@@ -201,32 +213,33 @@ class HarmonyChatApp(App[None]):
 
         self.call_later(restart)
 
-    async def run_slash(self, command: SlashCommand) -> None:
-        """Carry out a slash command typed in the prompt."""
+    async def run_slash(self, command: SlashCommand) -> bool:
+        """Carry out a slash command typed in the prompt; False when it could not (a notice said why)."""
         chat = self.chat
         name, args = command.name, command.args
         if name == "effort":
-            chat.set_effort(parse_effort(args[0]))
-        elif name == "regen":
-            await chat.regenerate(parse_effort(args[0]) if args else None)
-        elif name == "edit":
-            chat.edit_last()
-        elif name == "copy":
-            chat.copy_answer(int(args[1]) if len(args) == 2 else (0 if args else None))
-        elif name == "reasoning":
-            chat.set_reasoning(args[0])
-        elif name == "debug":
+            return chat.set_effort(parse_effort(args[0]))
+        if name == "regen":
+            return await chat.regenerate(parse_effort(args[0]) if args else None)
+        if name == "edit":
+            return chat.edit_last()
+        if name == "copy":
+            return chat.copy_answer(int(args[1]) if len(args) == 2 else (0 if args else None))
+        if name == "reasoning":
+            return chat.set_reasoning(args[0])
+        if name == "theme":
+            return self.set_theme(args[0])
+        if name == "history":
+            return chat.action_history()
+        if name == "tools":
+            return chat.action_tools()
+        if name == "debug":
             chat.action_toggle_debug()
-        elif name == "theme":
-            self.set_theme(args[0])
         elif name == "new":
             await chat.action_new_chat()
-        elif name == "history":
-            chat.action_history()
-        elif name == "tools":
-            chat.action_tools()
         elif name == "help":
             self.action_help()
+        return True
 
     def get_default_screen(self) -> Screen[None]:
         """A blank base screen; the chat screen is pushed on mount."""

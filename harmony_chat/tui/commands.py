@@ -35,7 +35,7 @@ class HarmonyCommands(Provider):
             current = screen.conversation.effort if screen.conversation else None
             debug = "Hide" if screen.has_class("-debug") else "Show"
             commands += [
-                ("chat: New chat", screen.action_new_chat, "Start a new conversation"),
+                ("chat: New chat", screen.action_new_chat, "Start a new conversation at the configured effort"),
                 ("chat: History", screen.action_history, "Open, search, rename or delete past conversations"),
                 ("chat: Regenerate last answer", screen.regenerate, "Generate the last answer again"),
                 ("chat: Edit and resend last message", screen.edit_last, "Put the last message back in the prompt"),

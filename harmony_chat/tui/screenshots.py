@@ -114,6 +114,10 @@ async def show_approval(pilot: Pilot[Any]) -> None:
         if isinstance(app.screen, ApprovalScreen) and asking:
             break
         await pilot.pause(0.05)
+    for _ in range(200):  # its typing guard over: the modal as the user reads it, taking answers
+        if isinstance(app.screen, ApprovalScreen) and app.screen.focused is not None:
+            break
+        await pilot.pause(0.05)
     for _ in range(3):
         await pilot.pause(0.1)
         await pilot.wait_for_scheduled_animations()

@@ -1,9 +1,11 @@
-"""Textual's POSIX driver, with an output that survives the terminal going away.
+"""Textual's POSIX driver, with an output that survives the terminal going away, and pastes read as text.
 
 Between the moment a terminal goes away and the app's check that sees it (``hangup.py``), the app
 keeps drawing, and each write fails (``EIO``). Textual's writer thread dies on the first one, and
 the shutdown that follows waits forever for room in its queue: the app hangs instead of quitting.
-Here writes to a gone terminal are dropped instead. POSIX only (the driver needs ``termios``).
+Here writes to a gone terminal are dropped instead. Its input is parsed by
+:class:`~harmony_chat.tui.pasted_text.PasteSafeParser`, so a paste holding escape characters stays
+one paste of text. POSIX only (the driver needs ``termios``).
 """
 
 from __future__ import annotations
@@ -11,7 +13,10 @@ from __future__ import annotations
 from io import TextIOWrapper
 from typing import TYPE_CHECKING, Any, TextIO, cast
 
+from textual.drivers import linux_driver
 from textual.drivers.linux_driver import LinuxDriver
+
+from harmony_chat.tui.pasted_text import PasteSafeParser
 
 if TYPE_CHECKING:
     from textual.app import App
@@ -60,3 +65,12 @@ class TerminalDriver(LinuxDriver):
         super().__init__(app, debug=debug, mouse=mouse, size=size)
         if self._file is not None:  # the writer thread only writes, flushes and asks fileno and isatty
             self._file = cast(TextIOWrapper, TerminalOutput(self._file))
+
+    def run_input_thread(self) -> None:
+        """Textual's input loop, parsing with :class:`PasteSafeParser`.
+
+        The loop makes its parser by the module's name ``XTermParser`` (Textual is pinned), so that
+        name is pointed at the subclass; only this driver reads it.
+        """
+        linux_driver.XTermParser = PasteSafeParser  # type: ignore[attr-defined]
+        super().run_input_thread()

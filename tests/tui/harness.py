@@ -47,3 +47,17 @@ async def send(pilot: Pilot[Any], text: str) -> None:
     app.chat.prompt.text = text
     await pilot.press("enter")
     await settle(pilot)
+
+
+class ManualClock:
+    """A monotonic clock that moves only when told (for the approval modal's typing guard)."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        """Let ``seconds`` pass."""
+        self.now += seconds

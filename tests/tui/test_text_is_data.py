@@ -202,6 +202,6 @@ def test_help_keeps_odd_keys_inside_their_cells() -> None:
 
     from harmony_chat.tui.screens.help import help_markdown
 
-    tokens = MarkdownIt("gfm-like").parse(help_markdown(Settings(keymap={"cycle-effort": "ctrl+`|x"}).keymap))
+    tokens = MarkdownIt("gfm-like").parse(help_markdown(Settings(keymap={"cycle-effort": "ctrl+e,`,|"}).keymap))
     cells = [child for token in tokens if token.type == "inline" for child in token.children or []]
-    assert "ctrl+`|x" in [cell.content for cell in cells if cell.type == "code_inline"]
+    assert "ctrl+e,`,|" in [cell.content for cell in cells if cell.type == "code_inline"]

@@ -159,15 +159,19 @@ class ChatScreen(ModelLoader, ConversationEdits, ToolControl, ReasoningView):
     # -- sending and generating ---------------------------------------------------------------
 
     async def on_prompt_input_submitted(self, message: PromptInput.Submitted) -> None:
-        """Send a message, or run a slash command; what cannot be sent goes back into the prompt."""
+        """Send a message, or run a slash command; what cannot be sent goes back into the prompt.
+
+        A slash command that is wrong or cannot run now goes back selected, so typing replaces it.
+        """
         try:
             command = parse_slash(message.text)
         except SlashError as error:
-            self.prompt.give_back(message.text)
+            self.prompt.give_back(message.text, select=True)
             self.notify(str(error), severity="error")
             return
         if command is not None:
-            await self.chat_app.run_slash(command)
+            if not await self.chat_app.run_slash(command):  # it said why; the command stays, to fix or replace
+                self.prompt.give_back(message.text, select=True)
             return
         if self.generating:
             self.prompt.give_back(message.text)
@@ -340,14 +344,15 @@ class ChatScreen(ModelLoader, ConversationEdits, ToolControl, ReasoningView):
         else:
             self.notify("No model is loaded yet: the effort can be set once it is.", severity="warning")
 
-    def set_effort(self, effort: Effort) -> None:
-        """Set the reasoning effort of the next turn."""
+    def set_effort(self, effort: Effort) -> bool:
+        """Set the reasoning effort of the next turn (False: no model yet)."""
         if self.conversation is None:
             self.notify("No model is loaded yet: the effort can be set once it is.", severity="warning")
-            return
+            return False
         self.conversation.effort = effort
         self.status.effort = self.conversation.effort
         self.notify(f"Reasoning effort: {effort} (from the next turn on)")
+        return True
 
     def action_toggle_debug(self) -> None:
         """Show or hide the raw analysis and the token inspector (whatever the reasoning mode)."""
@@ -376,8 +381,14 @@ class ChatScreen(ModelLoader, ConversationEdits, ToolControl, ReasoningView):
         self.status.context_used = 0
 
     async def action_new_chat(self) -> None:
-        """Start a new conversation (stopping any generation first)."""
+        """Start a new conversation (stopping any generation first), at the configured effort.
+
+        The effort chosen with ``ctrl+r`` or ``/effort`` is the current chat's; a new chat starts
+        at ``[chat] effort`` (or ``--effort``), as the first one did.
+        """
         await self.clear_view()
         if self.conversation is not None:
             self.conversation.new_chat()
+            self.conversation.effort = self.chat_app.options.effort
+            self.status.effort = self.conversation.effort
         self.prompt.focus()

@@ -64,18 +64,20 @@ class ConversationEdits(Screen[None]):
         """The scrolling conversation (provided by the chat screen)."""
         raise NotImplementedError
 
-    def action_history(self) -> None:
-        """Open the history to continue, search, rename or delete a past conversation."""
+    def action_history(self) -> bool:
+        """Open the history to continue, search, rename or delete a past conversation (False: it cannot now)."""
         store = getattr(self.app, "history", None)
         if store is None:
             reason = getattr(self.app, "history_off", None) or "started with --no-history"
             self.notify(f"The history is off ({reason}).", severity="warning", markup=False)
-        elif self.generating:
+            return False
+        if self.generating:
             self.notify("Stop the answer first (escape).", severity="warning")
-        else:
-            from harmony_chat.tui.screens.history import HistoryScreen
+            return False
+        from harmony_chat.tui.screens.history import HistoryScreen
 
-            self.app.push_screen(HistoryScreen(store), self._open_chosen)
+        self.app.push_screen(HistoryScreen(store), self._open_chosen)
+        return True
 
     def _open_chosen(self, conversation: int | None) -> None:
         if conversation is not None:
@@ -139,22 +141,24 @@ class ConversationEdits(Screen[None]):
             self.exchanges.pop()
         self.current_turn = None
 
-    async def regenerate(self, effort: Effort | None = None) -> None:
-        """Generate the last answer again, optionally at another effort."""
+    async def regenerate(self, effort: Effort | None = None) -> bool:
+        """Generate the last answer again, optionally at another effort (False: nothing to regenerate)."""
         chat = self.conversation
         if self.generating or chat is None or not self.exchanges:
             self.notify("Nothing to regenerate right now.", severity="warning")
-            return
+            return False
         self._remove_last_exchange(keep_user=True)
         await self.start_turn(lambda should_stop: chat.regenerate(effort, should_stop), effort)
+        return True
 
-    def edit_last(self) -> None:
-        """Put the last user message back into the prompt (its answer is removed)."""
+    def edit_last(self) -> bool:
+        """Put the last user message back into the prompt (its answer is removed); False: nothing to edit."""
         if self.generating or self.conversation is None or not self.exchanges:
             self.notify("Nothing to edit right now.", severity="warning")
-            return
+            return False
         self._remove_last_exchange(keep_user=False)
         self._take_last(self.conversation)
+        return True
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="conversation", description="Editing")
     def _take_last(self, chat: ChatConversation) -> None:
@@ -173,8 +177,11 @@ class ConversationEdits(Screen[None]):
         turns = list(self.query(AssistantTurn))
         return turns[-1].final_text if turns else ""
 
-    def copy_answer(self, code_block: int | None = None) -> None:
-        """Copy the last answer (its citations as footnotes), or one of its code blocks (1-based; 0: the last)."""
+    def copy_answer(self, code_block: int | None = None) -> bool:
+        """Copy the last answer (its citations as footnotes), or one of its code blocks (1-based; 0: the last).
+
+        Returns False when there is nothing to copy (a notice says so).
+        """
         turns = list(self.query(AssistantTurn))
         answer = turns[-1].copy_text() if turns else ""
         if code_block is not None:
@@ -182,10 +189,11 @@ class ConversationEdits(Screen[None]):
             blocks = code_blocks(answer)
             if not blocks or code_block > len(blocks):
                 self.notify("The last answer has no such code block.", severity="warning")
-                return
+                return False
             answer = blocks[code_block - 1 if code_block else -1]
         if not answer:
             self.notify("The last turn has no answer to copy.", severity="warning")
-            return
+            return False
         self.app.copy_to_clipboard(answer)
         self.notify("Copied to the clipboard.")
+        return True

@@ -84,12 +84,15 @@ class ReasoningView(Screen[None]):
             summarizer, conversation.summarizer = conversation.summarizer, None
             summarizer.close()  # a summary model of its own (a remote engine) is reached again if needed
 
-    def set_reasoning(self, name: str) -> None:
-        """Switch the reasoning mode (``hidden``, ``summary`` or ``raw``) and save it (``[ui] reasoning``)."""
+    def set_reasoning(self, name: str) -> bool:
+        """Switch the reasoning mode (``hidden``, ``summary`` or ``raw``) and save it (``[ui] reasoning``).
+
+        Returns False for an unknown mode (a notice says so); a mode that could not be saved still switched.
+        """
         mode = next((known for known in REASONING_MODES if known == name), None)
         if mode is None:
             self.notify(f"Unknown reasoning mode {name!r}: use hidden, summary or raw.", severity="error")
-            return
+            return False
         self.show_reasoning(mode)
         app = self.chat_app
         app.options.reasoning = app.settings.ui.reasoning = mode
@@ -100,6 +103,7 @@ class ReasoningView(Screen[None]):
                 save_ui_value(app.settings.path, "reasoning", mode)
             except (OSError, ConfigError) as error:
                 self.notify(f"Reasoning mode not saved: {error}", severity="warning")
+        return True
 
     def action_cycle_reasoning(self) -> None:
         """Switch to the next reasoning mode: hidden → summary → raw (saved)."""

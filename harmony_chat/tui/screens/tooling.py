@@ -4,7 +4,8 @@ The tool providers start in a worker after the first paint (importing the MCP SD
 second); their notices arrive on the toolbox's own thread and are handed to the UI as messages.
 The conversation core asks for approval on the generation worker: :meth:`ToolControl.approve`
 posts the question to the screen and blocks that worker until the modal answers, while it keeps
-polling the turn's stop flag, so stopping the turn also closes the modal (as a denial).
+polling the turn's stop flag, so stopping the turn also closes the modal (as a denial). Keys the
+user types as the modal opens go on into the prompt (:meth:`ToolControl.type_ahead`).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
-from textual import work
+from textual import events, work
 from textual.screen import Screen
 
 from harmony_chat.chat.approval import Choice, Decision, ToolReview
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
     from harmony_chat.tui.app import HarmonyChatApp
     from harmony_chat.tui.generation import GenerationRun
     from harmony_chat.tui.screens.approval import ApprovalScreen
+    from harmony_chat.tui.widgets.prompt import PromptInput
     from harmony_chat.tui.widgets.turn import AssistantTurn
 
 WAIT_POLL_S = 0.05
@@ -105,6 +107,11 @@ class ToolControl(Screen[None]):
         """The status bar (provided by the chat screen)."""
         raise NotImplementedError
 
+    @property
+    def prompt(self) -> PromptInput:
+        """The prompt (provided by the chat screen)."""
+        raise NotImplementedError
+
     def action_stop(self) -> None:
         """Stop generating (provided by the chat screen)."""
         raise NotImplementedError
@@ -141,6 +148,14 @@ class ToolControl(Screen[None]):
             return
         self.tool_providers = message.providers
         self.tool_runner = message.runner if message.providers or message.runner.tools.builtins else None
+        ignored = message.runner.policy.ignored_always()
+        if ignored:
+            self.notify(
+                f"[tools] always: {', '.join(ignored)} ignored: a built-in tool is approved per conversation only.",
+                title="Tools",
+                severity="warning",
+                timeout=10,
+            )
         self.attach_tools()
         self.refresh_tool_count()
 
@@ -177,14 +192,15 @@ class ToolControl(Screen[None]):
 
         self.status.serving = " ".join(server_label(server.host, server.port) for server in running_servers())
 
-    def action_tools(self) -> None:
-        """Open the list of tool servers and their tools (switch a server off or on)."""
+    def action_tools(self) -> bool:
+        """Open the list of tool servers and their tools (switch a server off or on); False: none configured."""
         from harmony_chat.tui.screens.tools import ToolsScreen
 
         if not self.chat_app.options.has_tools:
             self.notify("No tools are configured: add [mcp.servers.NAME] to the config file.", severity="warning")
-            return
+            return False
         self.app.push_screen(ToolsScreen(self.tool_providers), lambda _: self.refresh_tool_count())
+        return True
 
     # -- asking ---------------------------------------------------------------------------
 
@@ -202,7 +218,7 @@ class ToolControl(Screen[None]):
                 self.post_message(ApprovalWithdrawn(answer))
                 return Decision(Choice.DENY, STOPPED_REASON)
         decision = answer.decision or Decision(Choice.DENY)
-        if decision.choice is Choice.ALWAYS_SAVE:
+        if decision.choice is Choice.ALWAYS_SAVE and review.savable:
             self._save_always(review.key)
         return decision
 
@@ -218,7 +234,7 @@ class ToolControl(Screen[None]):
 
     def on_approval_needed(self, message: ApprovalNeeded) -> None:
         """Show the approval modal for a call (unless the turn was stopped meanwhile)."""
-        from harmony_chat.tui.screens.approval import ApprovalScreen
+        from harmony_chat.tui.screens.approval import GUARD_S, ApprovalScreen, TypingGuard
 
         if message.answer.withdrawn:
             return
@@ -226,7 +242,8 @@ class ToolControl(Screen[None]):
         if turn is not None and turn.turn_id == message.turn_id:
             turn.tool_asking()
         self.status.state = "waiting for approval"
-        screen = ApprovalScreen(message.review)
+        guard = TypingGuard(GUARD_S, self.chat_app.approval_clock)
+        screen = ApprovalScreen(message.review, guard, self.type_ahead)
         self._approval = (screen, message.answer)
 
         def answered(decision: Decision | None) -> None:
@@ -236,6 +253,19 @@ class ToolControl(Screen[None]):
                 self.action_stop()
 
         self.app.push_screen(screen, answered)
+
+    def type_ahead(self, key: events.Key | events.Paste) -> bool:
+        """Put a key typed as the approval modal opened (a character, or backspace), or a paste, into the prompt."""
+        if isinstance(key, events.Paste):
+            self.prompt.insert_pasted(key.text)
+            return True
+        if key.key == "backspace":
+            self.prompt.action_delete_left()
+            return True
+        if key.is_printable and key.character:
+            self.prompt.insert(key.character)
+            return True
+        return False
 
     def on_approval_withdrawn(self, message: ApprovalWithdrawn) -> None:
         """The turn was stopped while asking: close the modal as a denial."""
