@@ -78,7 +78,7 @@ def _model_backend(options: ChatOptions) -> tuple[ModelBackend, Path | None]:
     from harmony_chat.backends.sources import resolve_model
 
     if options.uses_pocket:
-        from harmony_chat.pocket import pocket_model_path
+        from harmony_chat.demo.pocket import pocket_model_path
 
         path = pocket_model_path()
         return LlamaCppBackend(path, context_size=options.context, threads=options.threads), path
@@ -256,7 +256,7 @@ def create_conversation(
 
     date = options.start_date
     if options.uses_pocket and date is None:
-        from harmony_chat.pocket import POCKET_DATE
+        from harmony_chat.demo.pocket import POCKET_DATE
 
         date = POCKET_DATE
     session = ChatSession(

@@ -96,7 +96,7 @@ def _download(folder: Path) -> Path:
 
 def _shipped_gguf() -> Path | None:
     """The pocket gpt-oss GGUF inside the package (None if this install lacks it)."""
-    from harmony_chat.pocket import pocket_model_path
+    from harmony_chat.demo.pocket import pocket_model_path
 
     path = pocket_model_path()
     return path if path.is_file() else None

@@ -18,8 +18,8 @@ from collections.abc import Iterator, Sequence
 
 import pytest
 
-from harmony_chat.pocket import pocket_manifest, pocket_model_path
-from harmony_chat.pocket.evaluate import (
+from harmony_chat.demo.pocket import pocket_manifest, pocket_model_path
+from training.pocket.evaluate import (
     BLIND,
     CONFIRMATION,
     FRESH,
@@ -32,8 +32,8 @@ from harmony_chat.pocket.evaluate import (
     unknown_rate,
     weather_rate,
 )
-from harmony_chat.pocket.heldout import held_out_prompts
-from harmony_chat.pocket.trained import trained_units
+from training.pocket.heldout import held_out_prompts
+from training.pocket.trained import trained_units
 
 pytestmark = pytest.mark.llama
 
