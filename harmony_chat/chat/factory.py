@@ -116,12 +116,13 @@ def load_model(
     Raises:
         HarmonyChatError: with one line saying what went wrong.
     """
+    from harmony_chat.demo.pocket import pocket_model_path
     from harmony_chat.harmony.vocab import load_encoding
 
     progress("finding the model" + (" (downloading from Hugging Face)" if options.hf_repo else ""))
     backend, path = (factory or create_backend)(options)
     progress("loading the harmony vocabulary")
-    encoding = load_encoding(path)
+    encoding = load_encoding(path, fallback_gguf=pocket_model_path())
     progress("loading weights and checking the tokenizer")
     try:
         info = backend.load()

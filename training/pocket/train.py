@@ -253,7 +253,7 @@ def export(
     from training.pocket.export import ATTENTION_TYPE, EMBEDDING_TYPE, OUTPUT_TYPE, export_gguf
 
     digest = data_hash(examples)
-    ranks = read_tiktoken(resolve_vocabulary() / VOCAB_FILE)
+    ranks = read_tiktoken(resolve_vocabulary(fallback_gguf=pocket_model_path()) / VOCAB_FILE)
     metadata = {"harmony_chat.pocket.data_sha256": digest, "harmony_chat.pocket.date": POCKET_DATE}
     export_gguf(vocab.expand(state), SHAPE, ranks, out, metadata, name=POCKET_NAME, logit_scale=logit_scale)
     checked, failed = verify(out, examples)
@@ -298,7 +298,7 @@ def main(argv: list[str] | None = None) -> int:
     threads = max(1, min(2, torch.get_num_threads()))
     torch.set_num_threads(threads)
     started = time.monotonic()
-    encoding = load_encoding()
+    encoding = load_encoding(fallback_gguf=pocket_model_path())
     examples = build_examples(encoding, seed=args.data_seed, workers=threads)
     recipe = Recipe(seed=args.seed, decision_weight=args.decision_weight)
     vocab = training_vocab(encoding, examples, written_only=recipe.written_rows)
