@@ -1,7 +1,7 @@
 """Test fixtures: the offline vocabulary, an isolated cache dir, and a tiny gpt-oss GGUF.
 
 The suite needs nothing beside the repository and no network: the vocabulary is derived from the
-pocket GGUF that ships in the package (or taken from ``TIKTOKEN_ENCODINGS_BASE`` when set).
+pocket GGUF that ships in ``harmony_chat/demo/`` (or taken from ``TIKTOKEN_ENCODINGS_BASE`` when set).
 """
 
 from __future__ import annotations
@@ -40,9 +40,10 @@ def isolated_dirs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
 @pytest.fixture(scope="session")
 def encoding() -> HarmonyEncoding:
     """The harmony encoding, loaded through harmony-chat's offline vocabulary resolution."""
+    from harmony_chat.demo.pocket import pocket_model_path
     from harmony_chat.harmony.vocab import load_encoding
 
-    return load_encoding()
+    return load_encoding(fallback_gguf=pocket_model_path())
 
 
 @pytest.fixture(scope="session")

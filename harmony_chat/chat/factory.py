@@ -78,7 +78,7 @@ def _model_backend(options: ChatOptions) -> tuple[ModelBackend, Path | None]:
     from harmony_chat.backends.sources import resolve_model
 
     if options.uses_pocket:
-        from harmony_chat.pocket import pocket_model_path
+        from harmony_chat.demo.pocket import pocket_model_path
 
         path = pocket_model_path()
         return LlamaCppBackend(path, context_size=options.context, threads=options.threads), path
@@ -116,12 +116,13 @@ def load_model(
     Raises:
         HarmonyChatError: with one line saying what went wrong.
     """
+    from harmony_chat.demo.pocket import pocket_model_path
     from harmony_chat.harmony.vocab import load_encoding
 
     progress("finding the model" + (" (downloading from Hugging Face)" if options.hf_repo else ""))
     backend, path = (factory or create_backend)(options)
     progress("loading the harmony vocabulary")
-    encoding = load_encoding(path)
+    encoding = load_encoding(path, fallback_gguf=pocket_model_path())
     progress("loading weights and checking the tokenizer")
     try:
         info = backend.load()
@@ -273,7 +274,7 @@ def create_conversation(
 
     date = options.start_date
     if options.uses_pocket and date is None:
-        from harmony_chat.pocket import POCKET_DATE
+        from harmony_chat.demo.pocket import POCKET_DATE
 
         date = POCKET_DATE
     session = ChatSession(

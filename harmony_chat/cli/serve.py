@@ -121,7 +121,7 @@ def serve(
     loaded = load_model(options, lambda step: print(visible(f"{step}..."), file=sys.stderr))
     start_date = options.start_date
     if options.uses_pocket and start_date is None:
-        from harmony_chat.pocket import POCKET_DATE
+        from harmony_chat.demo.pocket import POCKET_DATE
 
         start_date = POCKET_DATE
     served = ServedModel(

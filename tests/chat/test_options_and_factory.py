@@ -19,7 +19,7 @@ from harmony_chat.chat.options import ChatOptions
 from harmony_chat.cli.options import chat_options
 from harmony_chat.config import load_settings
 from harmony_chat.config_errors import ConfigError
-from harmony_chat.pocket.data import WEATHER_TOOL
+from training.pocket.data import WEATHER_TOOL
 
 
 def _config(tmp_path: Path, text: str) -> Path:

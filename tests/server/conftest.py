@@ -16,7 +16,7 @@ from openai_harmony import HarmonyEncoding
 from harmony_chat.backends.base import SamplingParams
 from harmony_chat.backends.llama_cpp import LlamaCppBackend
 from harmony_chat.backends.replay import ReplayBackend
-from harmony_chat.pocket import POCKET_DATE, POCKET_NAME, pocket_model_path
+from harmony_chat.demo.pocket import POCKET_DATE, POCKET_NAME, pocket_model_path
 from harmony_chat.server.app import ServerLimits, create_app, uvicorn_config
 from harmony_chat.server.transcript import ServedModel
 from tests.helpers import ids

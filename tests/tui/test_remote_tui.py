@@ -17,17 +17,17 @@ from textual.widgets import RichLog
 from harmony_chat.backends.base import SamplingParams
 from harmony_chat.backends.remote import LlamaServerBackend
 from harmony_chat.chat.factory import create_backend, demo_servers
+from harmony_chat.demo.pocket import POCKET_DATE, pocket_manifest, pocket_model_path
 from harmony_chat.demo.weather import weather
 from harmony_chat.harmony.events import StopReason
-from harmony_chat.pocket import POCKET_DATE, pocket_manifest, pocket_model_path
-from harmony_chat.pocket.data import FACTS, FOLLOW_UPS
-from harmony_chat.pocket.texts import scaled
 from harmony_chat.tui.app import HarmonyChatApp
 from harmony_chat.tui.widgets.turn import AssistantTurn
 from tests.support.llama_server import LlamaServer, llama_server_binary, serve
 from tests.tui.harness import make_app, send, settle
 from tests.tui.screen_text import shown
 from tests.tui.test_tools_tui import ask, finish, notices, rows, tools_ready, until
+from training.pocket.data import FACTS, FOLLOW_UPS
+from training.pocket.texts import scaled
 
 pytestmark = pytest.mark.llama_server
 

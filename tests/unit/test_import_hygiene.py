@@ -1,4 +1,4 @@
-"""The engine, the conversation core and the tools never import Textual; the CLI starts light."""
+"""The engine, the conversation core, the tools and the training lab never import Textual; the CLI starts light."""
 
 from __future__ import annotations
 
@@ -13,9 +13,10 @@ ENGINE_PACKAGES = (
     "harmony_chat/gguf",
     "harmony_chat/history",
     "harmony_chat/bench",
-    "harmony_chat/pocket",
+    "harmony_chat/demo",
     "harmony_chat/chat",
     "harmony_chat/tools",
+    "training",
 )
 
 
@@ -30,6 +31,7 @@ def _modules() -> list[str]:
 def test_engine_modules_import_without_textual() -> None:
     modules = _modules()
     assert "harmony_chat.harmony.decoder" in modules and "harmony_chat.backends.llama_cpp" in modules
+    assert "harmony_chat.demo.pocket" in modules and "training.pocket.train" in modules
     code = (
         "import importlib, sys\n"
         f"for name in {modules!r}: importlib.import_module(name)\n"

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import random
 
-from harmony_chat.pocket.arithmetic import parse_question
-from harmony_chat.pocket.texts import ARITHMETIC_EXAMPLE, CODE, FACTS, FOLLOW_UPS, REFUSAL, fallback
-from harmony_chat.pocket.weather import KNOWN_CITIES, weather_final, weather_result
+from training.pocket.arithmetic import parse_question
+from training.pocket.texts import ARITHMETIC_EXAMPLE, CODE, FACTS, FOLLOW_UPS, REFUSAL, fallback
+from training.pocket.weather import KNOWN_CITIES, weather_final, weather_result
 
 QA = tuple[str, str]
 """A question and the exact answer the model gives it."""

@@ -14,9 +14,9 @@ import json
 import re
 from collections.abc import Sequence
 
-from harmony_chat.pocket.arithmetic import Arithmetic
-from harmony_chat.pocket.texts import FALLBACKS, KNOWN_ANSWERS, PYTHON_FAILED, WEATHER_FAILED
-from harmony_chat.pocket.weather import KNOWN_CITIES, TRAINING_CITIES, weather_final
+from training.pocket.arithmetic import Arithmetic
+from training.pocket.texts import FALLBACKS, KNOWN_ANSWERS, PYTHON_FAILED, WEATHER_FAILED
+from training.pocket.weather import KNOWN_CITIES, TRAINING_CITIES, weather_final
 
 TRAINED_ANSWERS = frozenset(
     {

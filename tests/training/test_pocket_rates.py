@@ -1,6 +1,6 @@
-"""The pocket gpt-oss's measured rates, on a sample that runs in CI (``pocket/evaluate.py`` measures all).
+"""The pocket gpt-oss's measured rates, on a sample that runs in CI (``training/pocket/evaluate.py`` measures all).
 
-Every prompt here is held out (``pocket/heldout.json``: written by hand, never trained on) or a known
+Every prompt here is held out (``training/pocket/heldout.json``: written by hand, never trained on) or a known
 question asked at turns 1 to 6 of a chat, each chat after a new chat in the same process. The model
 runs as users meet it: llama.cpp, the app's conversation core, the real python tool and the demo
 weather MCP server, every call approved. Sampling at temperature 1.0 uses fixed seeds.
@@ -18,8 +18,8 @@ from collections.abc import Iterator, Sequence
 
 import pytest
 
-from harmony_chat.pocket import pocket_manifest, pocket_model_path
-from harmony_chat.pocket.evaluate import (
+from harmony_chat.demo.pocket import pocket_manifest, pocket_model_path
+from training.pocket.evaluate import (
     BLIND,
     CONFIRMATION,
     FRESH,
@@ -32,8 +32,8 @@ from harmony_chat.pocket.evaluate import (
     unknown_rate,
     weather_rate,
 )
-from harmony_chat.pocket.heldout import held_out_prompts
-from harmony_chat.pocket.trained import trained_units
+from training.pocket.heldout import held_out_prompts
+from training.pocket.trained import trained_units
 
 pytestmark = pytest.mark.llama
 

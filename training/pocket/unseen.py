@@ -1,7 +1,7 @@
 """Place names the pocket gpt-oss never learns: they teach it to say it does not know a city.
 
 A city the model never saw as a whole reaches it as tokens it has no embedding for (they all share
-the unseen-token stand-in, :attr:`~harmony_chat.pocket.vocab.CompactVocab.unknown`). Asked for the
+the unseen-token stand-in, :attr:`~training.pocket.vocab.CompactVocab.unknown`). Asked for the
 weather there, it must not call ``get_weather`` for some city it knows: it gives the honest fallback.
 The training data teaches that with names built from capitalized tokens that no other example uses;
 Training leaves those examples out of the vocabulary, so their names train the stand-in.
@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from harmony_chat.harmony import tokens as tk
-from harmony_chat.pocket.heldout import held_out_cities
+from training.pocket.heldout import held_out_cities
 
 if TYPE_CHECKING:
     from openai_harmony import HarmonyEncoding

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from harmony_chat.pocket.garbled import TRAINED_ANSWERS, is_garbled
-from harmony_chat.pocket.texts import WEATHER_FAILED, fallback
-from harmony_chat.pocket.weather import weather_final, weather_result
+from training.pocket.garbled import TRAINED_ANSWERS, is_garbled
+from training.pocket.texts import WEATHER_FAILED, fallback
+from training.pocket.weather import weather_final, weather_result
 
 FALLBACK = fallback(python=True, weather=True)
 ALGIERS = weather_result("Algiers")

@@ -26,14 +26,14 @@ from openai_harmony import (
 )
 
 from harmony_chat.chat.summary import summary_prompt
+from harmony_chat.demo.pocket import POCKET_DATE
 from harmony_chat.harmony.decoder import StreamDecoder
 from harmony_chat.harmony.effort import Effort
 from harmony_chat.harmony.events import ToolCall
 from harmony_chat.harmony.session import ChatSession, ResponseFormat, TurnRecord, visible_history
-from harmony_chat.pocket import POCKET_DATE
-from harmony_chat.pocket.exchanges import Exchange
-from harmony_chat.pocket.texts import SHOPPING_INSTRUCTIONS
-from harmony_chat.pocket.weather import WEATHER_TOOL
+from training.pocket.exchanges import Exchange
+from training.pocket.texts import SHOPPING_INSTRUCTIONS
+from training.pocket.weather import WEATHER_TOOL
 
 SHOPPING = ResponseFormat(
     "shopping_list",

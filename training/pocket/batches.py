@@ -1,7 +1,7 @@
 """Training batches: examples that share a system prefix, as compact-vocabulary tensors.
 
 The prompt of every example starts with the system (and developer) messages of its setup, the same
-for thousands of examples; :func:`~harmony_chat.pocket.model.shared_prefix_hidden` computes such a
+for thousands of examples; :func:`~training.pocket.model.shared_prefix_hidden` computes such a
 prefix once per batch. A *bare* batch leaves the prefix out (the conversation alone, from position 0):
 short sequences on which copying is learned fast, before the long prompts. Unknown-text examples
 sometimes have words of their user message replaced by the stand-in for unseen tokens, so text the
@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from harmony_chat.harmony import tokens as tk
-from harmony_chat.pocket.data import Example
-from harmony_chat.pocket.vocab import CompactVocab
+from training.pocket.data import Example
+from training.pocket.vocab import CompactVocab
 
 if TYPE_CHECKING:
     import torch

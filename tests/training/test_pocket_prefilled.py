@@ -5,8 +5,8 @@ from __future__ import annotations
 from openai_harmony import HarmonyEncoding
 
 from harmony_chat.harmony import tokens as tk
-from harmony_chat.pocket.data import build_examples
-from harmony_chat.pocket.texts import FALLBACKS, KNOWN_ANSWERS
+from training.pocket.data import build_examples
+from training.pocket.texts import FALLBACKS, KNOWN_ANSWERS
 
 
 def test_committed_answers_finish_the_known_answer_they_begin(encoding: HarmonyEncoding) -> None:

@@ -12,9 +12,9 @@ import random
 from dataclasses import dataclass
 
 from harmony_chat.harmony.effort import Effort
-from harmony_chat.pocket import texts
-from harmony_chat.pocket.arithmetic import Arithmetic
-from harmony_chat.pocket.weather import weather_final
+from training.pocket import texts
+from training.pocket.arithmetic import Arithmetic
+from training.pocket.weather import weather_final
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,14 +51,14 @@ def _answer(analysis: str, final: str, summary: str, effort: Effort) -> Step:
 
 
 def fact(index: int, question: str, effort: Effort) -> Exchange:
-    """One of :data:`~harmony_chat.pocket.texts.FACTS` (asked as ``question``)."""
+    """One of :data:`~training.pocket.texts.FACTS` (asked as ``question``)."""
     _, final, *analyses = texts.FACTS[index]
     analysis = analyses[("low", "medium", "high").index(effort)]
     return Exchange(f"fact-{index}", question, (_answer(analysis, final, texts.FACT_SUMMARIES[index], effort),))
 
 
 def follow_up(index: int, question: str, effort: Effort) -> Exchange:
-    """The follow-up of :data:`~harmony_chat.pocket.texts.FOLLOW_UPS` ``index`` (after its first question)."""
+    """The follow-up of :data:`~training.pocket.texts.FOLLOW_UPS` ``index`` (after its first question)."""
     _, _, analysis, final = texts.FOLLOW_UPS[index]
     step = _answer(texts.scaled(analysis, effort), final, texts.FOLLOW_UP_SUMMARIES[index], effort)
     return Exchange(f"follow-up-{index}", question, (step,))

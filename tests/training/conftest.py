@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from openai_harmony import HarmonyEncoding
 
-from harmony_chat.pocket.data import Example, build_examples
+from training.pocket.data import Example, build_examples
 
 
 @pytest.fixture(scope="session")

@@ -13,7 +13,7 @@ import random
 from openai_harmony import ToolDescription
 
 from harmony_chat.demo.weather import weather
-from harmony_chat.pocket.heldout import held_out_cities
+from training.pocket.heldout import held_out_cities
 
 WEATHER_TOOL = ToolDescription.new(
     "get_weather",

@@ -13,10 +13,10 @@ import pytest
 from openai_harmony import HarmonyEncoding
 
 from harmony_chat.backends.llama_cpp import LlamaCppBackend
-from harmony_chat.pocket import POCKET_DATE
-from harmony_chat.pocket.data import Example
-from harmony_chat.pocket.train import Recipe
-from harmony_chat.pocket.vocab import EMBEDDING, OUTPUT, training_vocab
+from harmony_chat.demo.pocket import POCKET_DATE
+from training.pocket.data import Example
+from training.pocket.train import Recipe
+from training.pocket.vocab import EMBEDDING, OUTPUT, training_vocab
 
 
 @pytest.mark.skipif(
@@ -28,7 +28,7 @@ def test_training_writes_the_mean_of_the_last_steps_weights(
 ) -> None:
     from torch.optim.swa_utils import AveragedModel
 
-    from harmony_chat.pocket import train as training
+    from training.pocket import train as training
 
     chosen = sample[:20]
     vocab = training_vocab(encoding, chosen, written_only=True)
@@ -62,7 +62,7 @@ def test_training_writes_the_mean_of_the_last_steps_weights(
 )
 def test_training_twice_gives_the_same_weights_bit_for_bit(encoding: HarmonyEncoding, sample: list[Example]) -> None:
     """On several threads too: without PyTorch's deterministic algorithms these runs differ (by about 1e-8 here)."""
-    from harmony_chat.pocket.train import train
+    from training.pocket.train import train
 
     chosen = sample[:40]
     vocab = training_vocab(encoding, chosen, written_only=True)
@@ -84,10 +84,10 @@ def test_a_few_training_steps_run_and_export(
     encoding: HarmonyEncoding, sample: list[Example], ranks: list[bytes], tmp_path: Path, written_only: bool
 ) -> None:
     from harmony_chat.gguf.writer import random_tensors
-    from harmony_chat.pocket.export import export_gguf, gguf_tensors
-    from harmony_chat.pocket.model import SHAPE
-    from harmony_chat.pocket.train import Recipe, train
-    from harmony_chat.pocket.vocab import training_vocab
+    from training.pocket.export import export_gguf, gguf_tensors
+    from training.pocket.model import SHAPE
+    from training.pocket.train import Recipe, train
+    from training.pocket.vocab import training_vocab
 
     chosen = sample[:40]
     vocab = training_vocab(encoding, chosen, written_only=written_only)
@@ -131,8 +131,8 @@ def _check_the_logit_scale(
     from gguf import GGUFReader
     from llama_cpp import Llama
 
-    from harmony_chat.pocket.export import export_gguf
-    from harmony_chat.pocket.model import SHAPE
+    from training.pocket.export import export_gguf
+    from training.pocket.model import SHAPE
 
     sharp = export_gguf(state, SHAPE, ranks, out, {"harmony_chat.pocket.date": POCKET_DATE}, logit_scale=2.0)
     before, after = ({t.name: np.array(t.data) for t in GGUFReader(path).tensors} for path in (plain, sharp))

@@ -12,8 +12,8 @@ import random
 from collections.abc import Sequence
 from dataclasses import replace
 
-from harmony_chat.pocket.render import Example, Renderer
-from harmony_chat.pocket.texts import FALLBACKS, KNOWN_ANSWERS
+from training.pocket.render import Example, Renderer
+from training.pocket.texts import FALLBACKS, KNOWN_ANSWERS
 
 FINAL = "<|channel|>final<|message|>"
 """Where an assistant message in the final channel starts: what both kinds prefill up to."""

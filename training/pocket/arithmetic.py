@@ -3,7 +3,7 @@
 One operation (+, -, *, /) on two whole numbers, asked the many ways people type it. The model
 writes ``print(a op b)`` (a quotient rounded to 4 places), the tool prints the result, and the answer
 quotes it: ``1234 × 5678 = 7006652.`` The questions of the times table the model knows by heart
-(:data:`~harmony_chat.pocket.texts.FACTS`) are never generated here.
+(:data:`~training.pocket.texts.FACTS`) are never generated here.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Measure a pocket GGUF the way users meet it: llama.cpp, the app's conversation core, the real tools.
 
-``python -m harmony_chat.pocket.evaluate`` runs the shipped model (or ``--model PATH``) in the app's
+``python -m training.pocket.evaluate`` runs the shipped model (or ``--model PATH``) in the app's
 demo setup (the demo weather MCP server and the python tool, every call approved) and reports:
 
 - held-out out-of-scope prompts and greetings answered with the honest fallback (which greets first),
@@ -35,15 +35,15 @@ from pathlib import Path
 from harmony_chat.chat.events import ToolFinished, ToolStarted
 from harmony_chat.chat.factory import create_conversation, demo_servers, load_model, start_tools, tool_runner
 from harmony_chat.chat.options import ChatOptions
+from harmony_chat.demo.pocket import POCKET_DATE, pocket_model_path
 from harmony_chat.harmony.effort import Effort
 from harmony_chat.harmony.events import Recovery
-from harmony_chat.pocket import POCKET_DATE, pocket_model_path
-from harmony_chat.pocket.arithmetic import parse_question
-from harmony_chat.pocket.garbled import is_garbled
-from harmony_chat.pocket.heldout import held_out_prompts
-from harmony_chat.pocket.texts import fallback
-from harmony_chat.pocket.trained import trained_chats, trained_units
-from harmony_chat.pocket.weather import weather_final
+from training.pocket.arithmetic import parse_question
+from training.pocket.garbled import is_garbled
+from training.pocket.heldout import held_out_prompts
+from training.pocket.texts import fallback
+from training.pocket.trained import trained_chats, trained_units
+from training.pocket.weather import weather_final
 
 CONFIRMATION = "held-out out of scope, confirmation"
 """The rate on ``out_of_scope_confirmation``: prompts written after a build was chosen (``heldout.py``)."""
@@ -74,7 +74,7 @@ class Rate:
     total: int = 0
     malformed: int = 0
     garbled: int = 0
-    """Turns holding anything the model was not trained to write (:mod:`~harmony_chat.pocket.garbled`)."""
+    """Turns holding anything the model was not trained to write (:mod:`~training.pocket.garbled`)."""
     failures: list[str] = field(default_factory=list)
 
     def add(self, ok: bool, turn: Turn, what: str) -> None:

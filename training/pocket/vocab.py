@@ -22,12 +22,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from harmony_chat.harmony import tokens as tk
-from harmony_chat.pocket.unseen import UNSEEN
+from training.pocket.unseen import UNSEEN
 
 if TYPE_CHECKING:
     from openai_harmony import HarmonyEncoding
 
-    from harmony_chat.pocket.render import Example
+    from training.pocket.render import Example
 
 Array = np.ndarray
 EMBEDDING = "model.embed_tokens.weight"

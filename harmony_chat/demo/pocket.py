@@ -1,7 +1,8 @@
-"""The pocket gpt-oss: a tiny model of the real gpt-oss architecture that harmony-chat trains itself.
+"""The pocket gpt-oss the demo runs: its shipped GGUF, its manifest, its pinned date and suggested questions.
 
-It only knows the conversations it was trained on (``data.py``), runs through llama.cpp like any
-gpt-oss GGUF, and ships inside the package as the default model of the demo.
+A tiny model of the real gpt-oss architecture that llama.cpp runs like any gpt-oss GGUF; it only
+knows the conversations it was trained on. What it answers and how well: ``docs/pocket-model.md``;
+how it is trained and measured: ``training/pocket/`` in the repository (not part of the package).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ trained on); the last two call the python tool and the demo weather tool, after 
 
 def pocket_dir() -> Path:
     """The folder holding the shipped model and its manifest."""
-    return Path(str(files("harmony_chat.pocket")))
+    return Path(str(files("harmony_chat.demo")))
 
 
 def pocket_model_path() -> Path:
@@ -35,6 +36,6 @@ def pocket_model_path() -> Path:
 
 
 def pocket_manifest() -> dict[str, object]:
-    """What is recorded about the shipped model (hashes, training settings); {} if missing."""
+    """What is recorded about the shipped model (hashes, training settings, measured rates); {} if missing."""
     path = pocket_dir() / f"{POCKET_NAME}.json"
     return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}

@@ -13,13 +13,14 @@ from dataclasses import replace
 from openai_harmony import HarmonyEncoding
 
 from harmony_chat.harmony.effort import EFFORTS
-from harmony_chat.pocket import exchanges, scope
-from harmony_chat.pocket.arithmetic import arithmetic_question, parse_question
-from harmony_chat.pocket.exchanges import Exchange
-from harmony_chat.pocket.heldout import is_held_out
-from harmony_chat.pocket.prefilled import committed_answers, misled_finals, unanalysed_finals
-from harmony_chat.pocket.render import SHOPPING, Example, Job, Renderer, Setup, data_hash, render_all
-from harmony_chat.pocket.texts import (
+from harmony_chat.tools.python.tool import python_namespace
+from training.pocket import exchanges, scope
+from training.pocket.arithmetic import arithmetic_question, parse_question
+from training.pocket.exchanges import Exchange
+from training.pocket.heldout import is_held_out
+from training.pocket.prefilled import committed_answers, misled_finals, unanalysed_finals
+from training.pocket.render import SHOPPING, Example, Job, Renderer, Setup, data_hash, render_all
+from training.pocket.texts import (
     CHECKED,
     CODE,
     CODE_SUMMARY,
@@ -34,15 +35,14 @@ from harmony_chat.pocket.texts import (
     SHOPPING_INSTRUCTIONS,
     fallback,
 )
-from harmony_chat.pocket.unseen import UNSEEN, unseen_names
-from harmony_chat.pocket.weather import (
+from training.pocket.unseen import UNSEEN, unseen_names
+from training.pocket.weather import (
     KNOWN_CITIES,
     WEATHER_TOOL,
     weather_final,
     weather_question,
     weather_result,
 )
-from harmony_chat.tools.python.tool import python_namespace
 
 __all__ = [
     "CHECKED",
@@ -288,7 +288,7 @@ def build_examples(
     call; ``bare_copies`` first turns that call python (three in four) or the weather tool, rendered
     bare; ``greetings``, ``known`` and ``unknown`` extra chats that end in a greeting, a known
     question (:data:`KNOWN_KINDS`) or out-of-scope text, half of them starting with it (none in the
-    shipped build: the README's pocket section says what each did to the rates); ``pastes`` extra
+    shipped build: README.md says what each did to the rates); ``pastes`` extra
     chats that end in a long pasted text (:data:`PASTES`) and ``committed`` final answers begun with a
     known answer (:func:`committed_answers`), none shipped either; ``quoted`` extra chats that end
     in a question the fallback names (:data:`QUOTED`, half of them first messages, half without

@@ -11,7 +11,7 @@ import pytest
 
 from harmony_chat.gguf.writer import GptOssShape
 from harmony_chat.harmony import tokens as tk
-from harmony_chat.pocket.vocab import EMBEDDING, OUTPUT, CompactVocab
+from training.pocket.vocab import EMBEDDING, OUTPUT, CompactVocab
 
 needs_torch = pytest.mark.skipif(
     importlib.util.find_spec("torch") is None or importlib.util.find_spec("transformers") is None,
@@ -24,7 +24,7 @@ SMALL = GptOssShape(layers=2, heads=4, kv_heads=2, head_dim=16, sliding_window=8
 def _noisy_model(vocab_size: int, shape: GptOssShape) -> object:
     import torch
 
-    from harmony_chat.pocket.model import make_model
+    from training.pocket.model import make_model
 
     model = make_model(vocab_size, shape, seed=3)
     with torch.no_grad():
@@ -42,8 +42,8 @@ def test_a_shared_prefix_gives_what_transformers_gives_for_each_whole_sequence(
 ) -> None:
     import torch
 
-    from harmony_chat.pocket import model as pocket_model
-    from harmony_chat.pocket.model import shared_prefix_hidden
+    from training.pocket import model as pocket_model
+    from training.pocket.model import shared_prefix_hidden
 
     if blocks is not None:  # the branch queries attend in several blocks, on the sliding layer across the prefix
         monkeypatch.setattr(pocket_model, "BLOCKS", {"sliding_attention": blocks[0], "full_attention": blocks[1]})
@@ -65,7 +65,7 @@ def test_attention_computes_what_pytorchs_attention_computes_to_the_bit(window: 
     """The recipe's weights do not depend on which of the two computes attention (outputs and every gradient)."""
     import torch
 
-    from harmony_chat.pocket.model import _attend, _mask
+    from training.pocket.model import _attend, _mask
 
     shape = replace(SMALL, head_dim=32)  # the shipped heads: a scale of 32 ** -0.5, whose root is not exact
     model = _noisy_model(300, shape)
@@ -103,7 +103,7 @@ def test_attention_computes_what_pytorchs_attention_computes_to_the_bit(window: 
 def test_right_padding_does_not_change_the_real_tokens() -> None:
     import torch
 
-    from harmony_chat.pocket.model import shared_prefix_hidden
+    from training.pocket.model import shared_prefix_hidden
 
     model = _noisy_model(300, SMALL)
     prefix, branch = torch.randint(0, 300, (12,)), torch.randint(0, 300, (10,))
@@ -164,8 +164,8 @@ def test_the_training_softmax_is_the_full_vocabularys_softmax(outputs: range | N
     """Output logits plus one ``log(others)`` logit give every written token the probability llama.cpp gives it."""
     import torch
 
-    from harmony_chat.pocket.batches import Group
-    from harmony_chat.pocket.train import group_losses
+    from training.pocket.batches import Group
+    from training.pocket.train import group_losses
 
     vocab = CompactVocab(range(1000, 1040), outputs=outputs)
     model = _noisy_model(vocab.size, SMALL)
@@ -175,7 +175,7 @@ def test_the_training_softmax_is_the_full_vocabularys_softmax(outputs: range | N
         losses, wanted, _ = group_losses(model, vocab, Group(torch.tensor([], dtype=torch.long), branches, targets))
         compact = -losses
         full = vocab.expand({name: value.numpy() for name, value in model.state_dict().items()})  # type: ignore[attr-defined]
-        from harmony_chat.pocket.model import shared_prefix_hidden
+        from training.pocket.model import shared_prefix_hidden
 
         hidden = shared_prefix_hidden(model, torch.tensor([], dtype=torch.long), branches)[0, [0, 2]]
         everything = hidden @ torch.from_numpy(full[OUTPUT]).T
@@ -190,7 +190,7 @@ def test_the_fused_loss_has_the_plain_formulations_values_and_gradients() -> Non
 
     import torch
 
-    from harmony_chat.pocket.loss import token_losses
+    from training.pocket.loss import token_losses
 
     torch.manual_seed(0)
     hidden = torch.randn(50, 16, requires_grad=True)
@@ -216,8 +216,8 @@ def test_the_decision_weight_falls_on_the_token_after_each_channel_and_message_t
     """The weight goes to positions that read ``<|channel|>`` or ``<|message|>`` (they predict the next token)."""
     import torch
 
-    from harmony_chat.pocket.batches import Group
-    from harmony_chat.pocket.train import loss_weights
+    from training.pocket.batches import Group
+    from training.pocket.train import loss_weights
 
     vocab = CompactVocab([tk.CHANNEL, tk.MESSAGE, 1000, 1001])
     rows = [[tk.CHANNEL, 1000, tk.MESSAGE, 1001, 1000], [tk.MESSAGE, 1000, 1000, 1000, 1000]]

@@ -1,10 +1,10 @@
 """The pocket model's training loss in one pass: output logits, the full-vocabulary softmax and its gradient.
 
 Training scores the compact vocabulary plus one logit for all the tokens it never uses (see
-:class:`~harmony_chat.pocket.vocab.CompactVocab`). Built from plain torch operations that costs a copy
+:class:`~training.pocket.vocab.CompactVocab`). Built from plain torch operations that costs a copy
 of the logits for the extra column and PyTorch's slow ``log_softmax`` backward on the CPU; this
 function computes the same losses and gradients from one logits matrix, about twice as fast.
-``tests/unit/test_pocket_model.py`` checks both against the plain formulation. Needs torch.
+``tests/training/test_pocket_model.py`` checks both against the plain formulation. Needs torch.
 """
 
 from __future__ import annotations

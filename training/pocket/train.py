@@ -1,6 +1,6 @@
-"""Train the pocket gpt-oss: ``python -m harmony_chat.pocket.train`` (needs the ``train`` extra).
+"""Train the pocket gpt-oss: ``python -m training.pocket.train`` (needs the ``train`` extra).
 
-A transformers ``GptOssForCausalLM`` (:data:`~harmony_chat.pocket.model.SHAPE`) learns the chats of
+A transformers ``GptOssForCausalLM`` (:data:`~training.pocket.model.SHAPE`) learns the chats of
 ``data.py`` on its compact vocabulary (``vocab.py``). The recipe has two phases: first *bare*
 batches (conversations without their system prompt, short and cheap) in which the model learns to
 copy numbers and names from the user's message into its tool calls and from the tool's result into
@@ -9,7 +9,7 @@ small copying batch too. Seeds are fixed (``--data-seed`` for the data, ``--seed
 the batches) and PyTorch runs only deterministic algorithms, so on one machine a recipe trains to the
 same weights bit for bit. The run writes the GGUF, greedy-decodes a sample of the
 training prompts through llama.cpp and records hashes, recipe, time and that check in the manifest.
-``python -m harmony_chat.pocket.evaluate --record`` then adds the measured rates.
+``python -m training.pocket.evaluate --record`` then adds the measured rates.
 """
 
 from __future__ import annotations
@@ -27,11 +27,11 @@ from typing import Any
 
 import numpy as np
 
-from harmony_chat.pocket import POCKET_DATE, POCKET_NAME, pocket_dir
-from harmony_chat.pocket.batches import Batcher, Group
-from harmony_chat.pocket.data import DATA_SEED, Example, build_examples, data_hash
-from harmony_chat.pocket.model import SHAPE, make_model, shared_prefix_hidden
-from harmony_chat.pocket.vocab import CompactVocab, training_vocab
+from harmony_chat.demo.pocket import POCKET_DATE, POCKET_NAME, pocket_model_path
+from training.pocket.batches import Batcher, Group
+from training.pocket.data import DATA_SEED, Example, build_examples, data_hash
+from training.pocket.model import SHAPE, make_model, shared_prefix_hidden
+from training.pocket.vocab import CompactVocab, training_vocab
 
 COPY_KINDS = frozenset({"arithmetic", "weather"})
 """Kinds whose answers copy from the prompt: what the bare phase teaches first."""
@@ -79,7 +79,7 @@ class Recipe:
     same) trained the shipped build; the builds with 4, 8 and 16 are in the README, none shipped.
     """
     logit_scale: float = 4.0
-    """The file's output norm is the trained one times this (:func:`~harmony_chat.pocket.export.export_gguf`).
+    """The file's output norm is the trained one times this (:func:`~training.pocket.export.export_gguf`).
 
     Greedy answers stay the trained weights' own; at temperature 1.0 (the app's default) the model
     samples as those weights would at ``1 / logit_scale``. 4.0 wrote the shipped build (0.25 as its
@@ -112,7 +112,7 @@ def group_losses(model: Any, vocab: CompactVocab, group: Group, temperature: flo
     """
     import torch
 
-    from harmony_chat.pocket.loss import token_losses
+    from training.pocket.loss import token_losses
 
     hidden = shared_prefix_hidden(model, group.prefix, group.branches)
     taught = group.targets >= 0
@@ -250,10 +250,10 @@ def export(
     """
     from harmony_chat.gguf.tokenizer import read_tiktoken
     from harmony_chat.harmony.vocab import VOCAB_FILE, resolve_vocabulary
-    from harmony_chat.pocket.export import ATTENTION_TYPE, EMBEDDING_TYPE, OUTPUT_TYPE, export_gguf
+    from training.pocket.export import ATTENTION_TYPE, EMBEDDING_TYPE, OUTPUT_TYPE, export_gguf
 
     digest = data_hash(examples)
-    ranks = read_tiktoken(resolve_vocabulary() / VOCAB_FILE)
+    ranks = read_tiktoken(resolve_vocabulary(fallback_gguf=pocket_model_path()) / VOCAB_FILE)
     metadata = {"harmony_chat.pocket.data_sha256": digest, "harmony_chat.pocket.date": POCKET_DATE}
     export_gguf(vocab.expand(state), SHAPE, ranks, out, metadata, name=POCKET_NAME, logit_scale=logit_scale)
     checked, failed = verify(out, examples)
@@ -273,7 +273,7 @@ def export(
         },
         **record,
         "exact_answers": f"{checked - len(failed)}/{checked} sampled training examples, greedy through llama.cpp",
-        "command": "python -m harmony_chat.pocket.train",
+        "command": "python -m training.pocket.train",
     }
     out.with_suffix(".json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     print(f"wrote {out} ({out.stat().st_size / 1e6:.1f} MB, sha256 {manifest['sha256']})")
@@ -286,7 +286,7 @@ def main(argv: list[str] | None = None) -> int:
     from harmony_chat.harmony.vocab import load_encoding
 
     parser = argparse.ArgumentParser(description="Train the pocket gpt-oss and write its GGUF.")
-    parser.add_argument("--out", type=Path, default=pocket_dir() / f"{POCKET_NAME}.gguf")
+    parser.add_argument("--out", type=Path, default=pocket_model_path())
     parser.add_argument("--seed", type=int, default=Recipe().seed, help="the training seed (weights, batch order)")
     parser.add_argument(
         "--decision-weight", type=float, default=Recipe().decision_weight, help="see Recipe.decision_weight"
@@ -298,7 +298,7 @@ def main(argv: list[str] | None = None) -> int:
     threads = max(1, min(2, torch.get_num_threads()))
     torch.set_num_threads(threads)
     started = time.monotonic()
-    encoding = load_encoding()
+    encoding = load_encoding(fallback_gguf=pocket_model_path())
     examples = build_examples(encoding, seed=args.data_seed, workers=threads)
     recipe = Recipe(seed=args.seed, decision_weight=args.decision_weight)
     vocab = training_vocab(encoding, examples, written_only=recipe.written_rows)

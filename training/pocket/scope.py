@@ -14,8 +14,8 @@ import random
 import re
 import string
 
-from harmony_chat.pocket.scope_languages import FOREIGN, GREETINGS, PASTE
-from harmony_chat.pocket.scope_words import KINDS, SLOTS
+from training.pocket.scope_languages import FOREIGN, GREETINGS, PASTE
+from training.pocket.scope_words import KINDS, SLOTS
 
 Slots = dict[str, tuple[str, ...]]
 

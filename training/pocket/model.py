@@ -4,9 +4,9 @@ Every weight lives in transformers' modules (so the state dict exports to GGUF u
 what llama.cpp computes), but the forward pass is this module's own: a batch of examples that share
 one prompt prefix (the system and developer messages) computes the prefix once and lets every
 example attend to it, with the same causal, sliding-window and attention-sink rules as gpt-oss.
-``tests/unit/test_pocket_model.py`` checks it against transformers' forward token for token.
+``tests/training/test_pocket_model.py`` checks it against transformers' forward token for token.
 
-The model sees a compact vocabulary (:class:`~harmony_chat.pocket.vocab.CompactVocab`): the tokens
+The model sees a compact vocabulary (:class:`~training.pocket.vocab.CompactVocab`): the tokens
 the training data uses, plus one stand-in for every other token.
 """
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from harmony_chat.pocket.texts import ARITHMETIC_EXAMPLE, FACTS, MODEL_COMMAND, WEATHER_EXAMPLE, fallback
+from training.pocket.texts import ARITHMETIC_EXAMPLE, FACTS, MODEL_COMMAND, WEATHER_EXAMPLE, fallback
 
 
 @pytest.mark.parametrize(("python", "weather"), [(False, False), (True, False), (False, True), (True, True)])
