@@ -82,6 +82,7 @@ class ChatConversation:
         self.link: ConversationLink | None = None
         """The stored conversation this chat writes to (None until the first message, or with no store)."""
         self._calls = 0
+        self._closed = False
 
     # -- state -------------------------------------------------------------------------------
 
@@ -307,12 +308,28 @@ class ChatConversation:
         return prefill_next_turn(self.session, self.backend)
 
     def close(self) -> None:
-        """Release the tools, a summary model of its own, and the model."""
-        if self.tools is not None:
-            self.tools.tools.close()
-        if self.summarizer is not None:
-            self.summarizer.close()
-        self.backend.close()
+        """Release what the conversation holds: its tools, a summary model of its own, and the model.
+
+        Tools someone else keeps (the app's, shared by the conversations of one session) are
+        detached (``tools = None``) before. Closing again does nothing.
+        """
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            if self.tools is not None:
+                self.tools.tools.close()
+            if self.summarizer is not None:
+                self.summarizer.close()
+        finally:
+            self.backend.close()
+
+    def __enter__(self) -> ChatConversation:
+        """The conversation, closed (:meth:`close`) when the ``with`` block ends, however it ends."""
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
 
     # -- history -----------------------------------------------------------------------------
 
