@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from harmony_chat.backends.base import ModelBackend, SamplingParams
 from harmony_chat.chat.events import ChatEvent, Notice, StepStarted, ToolFinished, ToolLoopLimit
+from harmony_chat.config_tools import DEFAULT_MAX_STEPS
 from harmony_chat.errors import HarmonyChatError
 from harmony_chat.harmony.effort import Effort
 from harmony_chat.harmony.events import NoAnswer, StopReason, ToolCall
@@ -32,8 +33,6 @@ if TYPE_CHECKING:
     from harmony_chat.history.store import HistoryStore, StoredConversation
     from harmony_chat.tools.browser import PageRecord
 
-DEFAULT_MAX_STEPS = 8
-"""Generation calls per turn at most (each tool result starts another)."""
 _HISTORY_ERRORS = (HarmonyChatError, OSError, sqlite3.Error)
 
 
