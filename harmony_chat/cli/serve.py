@@ -1,7 +1,7 @@
 """``harmony-chat serve``: the OpenAI-compatible server over any model harmony-chat runs.
 
 The model options are the app's (the config file's settings with the command line's on top,
-through :func:`~harmony_chat.cli.options.chat_options` and the one factory); the server itself is
+through :mod:`~harmony_chat.cli.options` and the one factory); the server itself is
 :func:`harmony_chat.server.app.run_server`. ``--api-key`` here is the key clients must send to
 this server; a remote engine's own key (``--url``) comes from the config file or
 ``HARMONY_CHAT_API_KEY``.
@@ -14,24 +14,7 @@ from typing import Annotated
 
 import typer
 
-from harmony_chat.cli.options import (
-    ConfigOpt,
-    CtxOpt,
-    DemoOpt,
-    EffortOpt,
-    EngineOpt,
-    GpuOpt,
-    HfFileOpt,
-    HfRepoOpt,
-    MaxTokensOpt,
-    ModelOpt,
-    ReplayOpt,
-    SeedOpt,
-    ServedModelOpt,
-    TemperatureOpt,
-    ThreadsOpt,
-    UrlOpt,
-)
+from harmony_chat.cli.options import SERVE, Overrides, chat_flags
 from harmony_chat.cli.root import app
 from harmony_chat.server import SERVE_API_KEY_ENV
 from harmony_chat.server.connections import DEFAULT_HEADER_TIMEOUT_S, DEFAULT_MAX_CONNECTIONS
@@ -42,6 +25,7 @@ MAX_QUEUE = 10_000
 
 
 @app.command()
+@chat_flags(SERVE)
 def serve(
     invocation: typer.Context,
     host: Annotated[
@@ -74,67 +58,29 @@ def serve(
             help="SQLite file of stored responses and conversations (:memory: keeps them until the server stops).",
         ),
     ] = None,
-    model: ModelOpt = None,
-    hf_repo: HfRepoOpt = None,
-    hf_file: HfFileOpt = None,
-    replay: ReplayOpt = None,
-    demo: DemoOpt = False,
-    url: UrlOpt = None,
-    engine: EngineOpt = None,
-    served_model: ServedModelOpt = None,
-    effort: EffortOpt = None,
-    temperature: TemperatureOpt = None,
-    max_tokens: MaxTokensOpt = None,
-    seed: SeedOpt = None,
-    ctx: CtxOpt = None,
-    gpu_layers: GpuOpt = None,
-    threads: ThreadsOpt = None,
-    config: ConfigOpt = None,
+    *,
+    overrides: Overrides,
 ) -> None:
     """Serve the model to OpenAI clients: /v1/chat/completions, /v1/responses, /v1/models."""
     from harmony_chat.chat.factory import load_model
-    from harmony_chat.cli.options import chat_options, config_option
     from harmony_chat.server.app import ServerLimits, run_server
     from harmony_chat.server.limits import check_bind
     from harmony_chat.server.response_store import store_location
     from harmony_chat.server.transcript import ServedModel
 
     check_bind(host, api_key)  # before loading anything
-    options = chat_options(
-        config_option(invocation, config),
-        model=model,
-        hf_repo=hf_repo,
-        hf_file=hf_file,
-        replay=replay,
-        demo=demo,
-        url=url,
-        engine=engine,
-        served_model=served_model,
-        effort=effort,
-        temperature=temperature,
-        max_tokens=max_tokens,
-        seed=seed,
-        context=ctx,
-        gpu_layers=gpu_layers,
-        threads=threads,
-    )
+    options = overrides.chat_options(invocation)
     loaded = load_model(options, lambda step: print(visible(f"{step}..."), file=sys.stderr))
-    start_date = options.start_date
-    if options.uses_pocket and start_date is None:
-        from harmony_chat.demo.pocket import POCKET_DATE
-
-        start_date = POCKET_DATE
-    served = ServedModel(
+    with ServedModel(
         loaded.backend,
         loaded.encoding,
         name or loaded.info.name,
         sampling=options.sampling,
-        effort=options.effort,
-        start_date=start_date,
+        effort=options.settings.chat.effort,
+        start_date=options.conversation_date,
         context_size=loaded.info.context_size,
-    )
-    print(visible(f"serving {served.name} at http://{host}:{port}/v1 (Ctrl+C stops)"), file=sys.stderr)
-    try:
+    ) as served:
+        print(visible(f"serving {served.name} at http://{host}:{port}/v1 (Ctrl+C stops)"), file=sys.stderr)
         limits = ServerLimits(
             max_queue=max_queue,
             max_connections=max_connections,
@@ -142,5 +88,3 @@ def serve(
             store_path=store_location(store_path),
         )
         run_server(served, host=host, port=port, api_key=api_key, limits=limits, allow_hosts=tuple(allow_host or ()))
-    finally:
-        loaded.backend.close()

@@ -18,7 +18,7 @@ from textual.screen import Screen
 
 from harmony_chat.chat.factory import BackendFactory, create_backend
 from harmony_chat.chat.options import ChatOptions
-from harmony_chat.config import ConfigError, Settings, save_ui_value
+from harmony_chat.config import ConfigError, save_ui_value
 from harmony_chat.harmony.effort import parse_effort
 from harmony_chat.history.store import HistoryStore
 from harmony_chat.models import FoundModel
@@ -39,8 +39,8 @@ class HarmonyChatApp(App[None]):
     """Chat with gpt-oss in the terminal.
 
     Args:
-        options: the model, chat and tool settings to start with.
-        settings: the config file's settings (theme, keymap, where to save the theme).
+        options: the model, chat and tool settings to start with; its settings are the app's (theme,
+            keymap, where to save them).
         theme_dir: the user theme dir (default: inside the config dir).
         backend_factory: builds the backend from the options (tests and screenshots pass their own).
         history: the conversation history (None keeps nothing).
@@ -56,7 +56,6 @@ class HarmonyChatApp(App[None]):
     def __init__(
         self,
         options: ChatOptions,
-        settings: Settings | None = None,
         theme_dir: Path | None = None,
         backend_factory: BackendFactory | None = None,
         history: HistoryStore | None = None,
@@ -77,7 +76,8 @@ class HarmonyChatApp(App[None]):
         self.shutting_down = False
         """Set once the chat is being released (tools that start late are closed at once)."""
         self.backend_factory: BackendFactory = backend_factory or create_backend
-        self.settings = settings or Settings()
+        self.settings = options.settings
+        """The config file's settings (with the command line's on top): the one place options are kept."""
         self.start_in_debug = self.settings.ui.debug
         self.found_models: list[FoundModel] = []
         self.user_themes: set[str] = set()
@@ -271,13 +271,12 @@ class HarmonyChatApp(App[None]):
 
 def run_tui(
     options: ChatOptions,
-    settings: Settings,
     history: HistoryStore | None = None,
     resume: int | str | None = None,
     history_off: str | None = None,
 ) -> None:
     """Run the app until the user quits, then stop its tools and model."""
-    app = HarmonyChatApp(options, settings, history=history, resume=resume, history_off=history_off)
+    app = HarmonyChatApp(options, history=history, resume=resume, history_off=history_off)
     try:
         app.run()
     finally:

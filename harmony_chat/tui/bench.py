@@ -22,7 +22,7 @@ from typing import Any
 from harmony_chat.backends.base import ModelBackend, SamplingParams
 from harmony_chat.backends.replay import ReplayBackend
 from harmony_chat.chat.options import ChatOptions
-from harmony_chat.config import Settings, UiSettings
+from harmony_chat.config import default_settings
 
 _SECTION = (
     "## Step {n}\n\nSome **bold** text, `inline code` and a list:\n\n- first item\n- second item\n- third item\n\n"
@@ -167,8 +167,8 @@ async def _stream(tokens: int, rate: float | None = None, probe_input: bool = Fa
                 frames.append(time.monotonic())
             super()._display(screen, renderable)
 
-    options = ChatOptions(replay_demo=True, max_tokens=len(answer) + 16)
-    app = TimedApp(options, Settings(ui=UiSettings(cursor_blink=False)), backend_factory=factory)
+    settings = default_settings({"ui.cursor_blink": False, "model.max_tokens": len(answer) + 16})
+    app = TimedApp(ChatOptions(settings, replay_demo=True), backend_factory=factory)
     latencies: list[float] = []
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_idle(pilot)

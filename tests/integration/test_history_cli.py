@@ -203,7 +203,7 @@ def test_the_app_chats_with_history_off_where_none_can_be_kept(
     monkeypatch.setattr("harmony_chat.cli.root._require_terminal", lambda: None)  # capsys is not a terminal
     code, _, err = run(capsys, "--replay-demo", "--history-db", str(tmp_path))
     assert (code, err) == (0, "")
-    ((_, _, history, _, history_off),) = started
+    ((_, history, _, history_off),) = started
     assert history is None and history_off == f"cannot keep the history in {tmp_path}: it is a directory"
     code, _, err = run(capsys, "--continue", "--history-db", str(tmp_path))  # resuming needs the history
     assert code == 1 and "is a directory" in err and err.count("\n") == 1 and len(started) == 1

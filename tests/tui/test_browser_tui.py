@@ -63,8 +63,8 @@ def research_app(
     recording.write_text("\n=====\n".join(completions) + "\n", encoding="utf-8")
     settings = load_settings(config)
     settings.ui.cursor_blink = False
-    options = ChatOptions.from_settings(settings, replay=recording, start_date=PINNED_DATE)
-    return HarmonyChatApp(options, settings, backend_factory=create_backend, history=history, resume=resume)
+    options = ChatOptions(settings, replay=recording, start_date=PINNED_DATE)
+    return HarmonyChatApp(options, backend_factory=create_backend, history=history, resume=resume)
 
 
 @pytest.fixture(autouse=True)

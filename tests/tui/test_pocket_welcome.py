@@ -37,7 +37,13 @@ TOOL_ANSWERS = {
 
 def pocket_app() -> HarmonyChatApp:
     """The app as ``harmony-chat`` starts it with no model (greedy, on the training date, demo tools)."""
-    return make_app(factory=create_backend, replay_demo=False, temperature=0.0, start_date=POCKET_DATE, demo_tools=True)
+    return make_app(
+        factory=create_backend,
+        replay_demo=False,
+        values={"model.temperature": 0.0},
+        start_date=POCKET_DATE,
+        demo_tools=True,
+    )
 
 
 def last_answer(app: HarmonyChatApp) -> str:

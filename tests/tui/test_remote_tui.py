@@ -54,10 +54,10 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServer]:
     yield from serve(llama_server_binary(), pocket_model_path(), tmp_path_factory.mktemp("remote-tui"))
 
 
-def remote_app(server: LlamaServer, **given: Any) -> HarmonyChatApp:
+def remote_app(server: LlamaServer, values: dict[str, Any] | None = None) -> HarmonyChatApp:
     """The app as ``harmony-chat --url URL`` starts it (greedy, on the pocket model's training date)."""
-    options: dict[str, Any] = {"url": server.url, "temperature": 0.0, "start_date": POCKET_DATE}
-    return make_app(factory=create_backend, replay_demo=False, **(options | given))
+    values = {"model.url": server.url, "model.temperature": 0.0} | (values or {})
+    return make_app(factory=create_backend, replay_demo=False, start_date=POCKET_DATE, values=values)
 
 
 def last_turn(app: HarmonyChatApp) -> AssistantTurn:
@@ -155,7 +155,7 @@ async def test_chat_hides_reasoning_cycles_effort_and_shows_tokens(server: Llama
 
 
 async def test_tool_call_is_approved_and_answered_with_the_result(server: LlamaServer) -> None:
-    app = remote_app(server, mcp_servers=demo_servers())
+    app = remote_app(server, {"mcp.servers": demo_servers()})
     try:
         async with app.run_test(size=SIZE) as pilot:
             await tools_ready(pilot)

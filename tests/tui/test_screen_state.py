@@ -20,8 +20,8 @@ from tests.tui.harness import make_app, send, settle
 async def test_switching_to_the_pocket_model_replaces_the_error_panel(tmp_path: Path) -> None:
     from harmony_chat.chat.factory import create_backend
 
-    app = make_app(factory=replay_factory(), replay_demo=False, model=tmp_path / "missing.gguf")
-    app.backend_factory = lambda options: (create_backend if options.model else replay_factory())(options)
+    app = make_app(factory=replay_factory(), replay_demo=False, values={"model.path": str(tmp_path / "missing.gguf")})
+    app.backend_factory = lambda options: (create_backend if options.model_path else replay_factory())(options)
     async with app.run_test(size=(100, 40)) as pilot:
         await settle(pilot)
         (panel,) = app.chat.query(WelcomePanel)

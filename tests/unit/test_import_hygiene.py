@@ -59,6 +59,21 @@ def test_cli_import_is_light() -> None:
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
 
 
+def test_help_loads_no_settings_model() -> None:
+    """The flags' help comes from the settings' digest: ``--help`` loads neither the settings nor pydantic-settings."""
+    code = (
+        "import sys\n"
+        "from harmony_chat.cli import main\n"
+        "for args in (['--help'], ['ask', '--help'], ['serve', '--help']): assert main(args) == 0\n"
+        "heavy = ('harmony_chat.config', 'pydantic_settings', 'llama_cpp', 'openai_harmony')\n"
+        "assert not [m for m in heavy if m in sys.modules], [m for m in heavy if m in sys.modules]\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert result.returncode == 0, result.stderr
+    shown = " ".join(result.stdout.split())
+    assert "--ctx <int> Context size in tokens (the model's own limit applies too)." in shown
+
+
 def test_the_chat_screen_starts_without_the_browsers_http_client() -> None:
     """Citations are drawn from the start; fetching pages (httpx, ~100 ms to import) waits for a call."""
     code = (

@@ -35,6 +35,7 @@ from pathlib import Path
 from harmony_chat.chat.events import ToolFinished, ToolStarted
 from harmony_chat.chat.factory import create_conversation, demo_servers, load_model, start_tools, tool_runner
 from harmony_chat.chat.options import ChatOptions
+from harmony_chat.config import default_settings
 from harmony_chat.demo.pocket import POCKET_DATE, pocket_model_path
 from harmony_chat.harmony.effort import Effort
 from harmony_chat.harmony.events import Recovery
@@ -104,17 +105,19 @@ class PocketChat:
     """A pocket model in the app's demo setup, driven through the conversation core."""
 
     def __init__(self, model: Path, *, temperature: float, seed: int, tools: bool = True, guided: bool = True) -> None:
-        self.options = ChatOptions(
-            model=model,
-            start_date=POCKET_DATE,
-            temperature=temperature,
-            seed=seed,
-            max_tokens=400,
-            context=4096,
-            approve="all",
-            builtin=["python"] if tools else [],
-            mcp_servers=demo_servers() if tools else {},
+        settings = default_settings(
+            {
+                "model.path": str(model),
+                "model.temperature": temperature,
+                "model.seed": seed,
+                "model.max_tokens": 400,
+                "model.context": 4096,
+                "tools.approve": "all",
+                "tools.builtin": ["python"] if tools else [],
+                "mcp.servers": demo_servers() if tools else {},
+            }
         )
+        self.options = ChatOptions(settings, start_date=POCKET_DATE)
         self.tools = tools
         self.loaded = load_model(self.options)
         self.providers = start_tools(self.options)
@@ -133,7 +136,7 @@ class PocketChat:
         self._chats += 1
         sampling = self.conversation.sampling
         if sampling.temperature > 0 and sampling.seed is not None:
-            self.conversation.sampling = replace(sampling, seed=(self.options.seed or 0) + self._chats)
+            self.conversation.sampling = replace(sampling, seed=(self.options.settings.model.seed or 0) + self._chats)
 
     def send(self, text: str) -> Turn:
         """Send one message and collect what came back."""

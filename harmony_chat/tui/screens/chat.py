@@ -107,14 +107,14 @@ class ChatScreen(ModelLoader, ConversationEdits, ToolControl, ReasoningView):
 
     def on_mount(self) -> None:
         """Start loading (and the tools) after the first paint."""
-        self.status.effort = self.chat_app.options.effort  # until a conversation exists and says
+        self.status.effort = self.chat_app.settings.chat.effort  # until a conversation exists and says
         self.status.history_off = self.chat_app.history_off is not None
         self.set_interval(0.25, self._tick)
         self.set_interval(1.0, self.refresh_tool_count)
         self.refresh_servers()
         self.set_interval(SERVERS_REFRESH_S, self.refresh_servers)
         self.prompt.focus()
-        self.show_reasoning(self.chat_app.options.reasoning)
+        self.show_reasoning(self.chat_app.settings.ui.reasoning)
         if self.chat_app.start_in_debug:
             self.action_toggle_debug()
         self.call_after_refresh(self.load)
@@ -389,6 +389,6 @@ class ChatScreen(ModelLoader, ConversationEdits, ToolControl, ReasoningView):
         await self.clear_view()
         if self.conversation is not None:
             self.conversation.new_chat()
-            self.conversation.effort = self.chat_app.options.effort
+            self.conversation.effort = self.chat_app.settings.chat.effort
             self.status.effort = self.conversation.effort
         self.prompt.focus()

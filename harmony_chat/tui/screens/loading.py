@@ -83,8 +83,9 @@ class ModelLoader(Screen[None]):
 
         app = self.chat_app
         if previous is not None:
+            previous.tools = None  # the screen's: they go on with the next model
             with self.serial:  # a prefill may still be using the old model
-                previous.backend.close()
+                previous.close()
         model = load_in_worker(app.options, post, app.backend_factory)
         if model is None:
             return

@@ -95,7 +95,7 @@ class ReasoningView(Screen[None]):
             return False
         self.show_reasoning(mode)
         app = self.chat_app
-        app.options.reasoning = app.settings.ui.reasoning = mode
+        app.settings.ui.reasoning = mode
         when = " from the next turn on" if mode == "summary" and self.generating else ""
         self.notify(f"Reasoning: {mode}: {MODE_HELP[mode]}{when}.")
         if app.settings.path is not None:

@@ -223,7 +223,7 @@ class ToolControl(Screen[None]):
         return decision
 
     def _save_always(self, key: str) -> None:
-        path = self.chat_app.options.config_path or self.chat_app.settings.path
+        path = self.chat_app.settings.path
         if path is None:
             self.post_message(ToolNotice(f"Not saved ({key} is allowed for this session): there is no config file."))
             return
