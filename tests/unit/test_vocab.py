@@ -70,7 +70,7 @@ def test_derived_from_gguf_and_cached(tiny_gguf: Path, empty_cache: Path, no_dow
 
 @pytest.mark.skipif(os.name != "posix", reason="POSIX permission bits")
 def test_the_cache_folders_the_app_makes_are_private(
-    vocab_file: Path, empty_cache: Path, no_shipped_gguf: None, monkeypatch: pytest.MonkeyPatch
+    vocab_file: Path, empty_cache: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(vocab, "_download", lambda folder: vocab._write_verified(vocab_file.read_bytes(), folder))
     old = os.umask(0o022)
