@@ -145,6 +145,7 @@ async def _stream(tokens: int, rate: float | None = None, probe_input: bool = Fa
     from harmony_chat.harmony.vocab import load_encoding
     from harmony_chat.tui.app import HarmonyChatApp
     from harmony_chat.tui.screenshots import wait_idle
+    from harmony_chat.tui.textual_private import frame_timed
     from harmony_chat.tui.widgets.prompt import PromptInput
     from harmony_chat.tui.widgets.turn import AssistantTurn
 
@@ -159,14 +160,7 @@ async def _stream(tokens: int, rate: float | None = None, probe_input: bool = Fa
 
     frames: list[float] = []
 
-    class TimedApp(HarmonyChatApp):
-        """The app, noting when it puts each frame on the screen."""
-
-        def _display(self, screen: Any, renderable: Any) -> None:
-            if renderable is not None:
-                frames.append(time.monotonic())
-            super()._display(screen, renderable)
-
+    TimedApp = frame_timed(HarmonyChatApp, frames, time.monotonic)
     options = ChatOptions(replay_demo=True, max_tokens=len(answer) + 16)
     app = TimedApp(options, Settings(ui=UiSettings(cursor_blink=False)), backend_factory=factory)
     latencies: list[float] = []
