@@ -32,7 +32,7 @@ async def test_switching_to_the_pocket_model_replaces_the_error_panel(tmp_path: 
         assert [p.notice for p in panels] == [None] and panels[0].pocket
         assert app.chat.status.model == "pocket-gpt-oss (pocket demo model)"
         assert app.chat.status.state == "idle"
-        app.chat.post_message(ModelsFound([], "a failure reported late", load_id=app.chat.load_id - 1))
+        app.chat.post_message(ModelsFound([], "a failure reported late", load_id=app.chat.loader.load_id - 1))
         await settle(pilot)
         assert [p.notice for p in app.chat.query(WelcomePanel)] == [None]
 
