@@ -56,6 +56,8 @@ class _LineDrawing:
     """Textual's private pieces that drawing answers as lines needs."""
 
     styles_cache: Callable[[], Any]
+    native_ansi: bool
+    """Whether ``StylesCache.render`` takes ``native_ansi`` (Textual 8.2.7 on; before, text is drawn without it)."""
     resolve: Callable[..., list[tuple[int, int]]]
     bullet: Callable[[], Widget]
     table_grid: Callable[[list[Any], list[Any]], Widget]
@@ -93,7 +95,8 @@ def _probe_line_drawing() -> _LineDrawing:
     from textual._styles_cache import StylesCache
     from textual.widgets._markdown import MarkdownBullet, MarkdownTableCellContents, MarkdownTableContent
 
-    _has_parameters(StylesCache.render, ("content_size", "padding", "opacity", "ansi_theme", "native_ansi"))
+    _has_parameters(StylesCache.render, ("content_size", "padding", "opacity", "ansi_theme"))
+    native_ansi = "native_ansi" in inspect.signature(StylesCache.render).parameters
     _has_parameters(resolve, ("expand", "shrink", "minimums"))
     for owner, name in (
         (MarkdownBlock, "_token_to_content"),
@@ -106,7 +109,9 @@ def _probe_line_drawing() -> _LineDrawing:
     if not isinstance(source, property) or source.fget is None:
         raise AttributeError("Markdown.source is no longer a property")
     _reads(source.fget, "_markdown")
-    return _LineDrawing(StylesCache, resolve, MarkdownBullet, MarkdownTableContent, MarkdownTableCellContents)
+    return _LineDrawing(
+        StylesCache, native_ansi, resolve, MarkdownBullet, MarkdownTableContent, MarkdownTableCellContents
+    )
 
 
 def _probe_parser() -> type:
@@ -129,7 +134,11 @@ def _probe_driver_output() -> None:
 
 
 def probe() -> None:
-    """Look up Textual's private names; turn off (with a logged notice) each feature whose names are missing."""
+    """Look up Textual's private names; turn off each feature whose names are missing.
+
+    A missing line renderer is logged here; the driver's parts are logged when the POSIX driver
+    asks for them (Windows has no such driver, and nothing to say).
+    """
     global _line_drawing, line_drawing_missing, _parser_class, paste_filter_missing, driver_output_missing
     try:
         _line_drawing, line_drawing_missing = _probe_line_drawing(), None
@@ -140,13 +149,11 @@ def probe() -> None:
         _parser_class, paste_filter_missing = _probe_parser(), None
     except (ImportError, AttributeError, TypeError, ValueError) as error:
         _parser_class, paste_filter_missing = None, f"{type(error).__name__}: {error}"
-        log.warning("The paste filter is skipped (pastes holding escapes may arrive as keys): %s", error)
     try:
         _probe_driver_output()
         driver_output_missing = None
     except (ImportError, AttributeError, TypeError, ValueError) as error:
         driver_output_missing = f"{type(error).__name__}: {error}"
-        log.warning("Output to a terminal that went away is not guarded: %s", error)
 
 
 def _drawing() -> _LineDrawing:
@@ -166,24 +173,23 @@ def draw_box(widget: Widget, content: list[Strip], width: int, height: int) -> l
     app = widget.app
     # a container's own content is Textual's ``Blank`` of its background colour
     blank = Strip.blank(max(0, width - gutter.width), RichStyle.from_color(bgcolor=background.rich_color))
-    lines: list[Strip] = (
-        _drawing()
-        .styles_cache()
-        .render(
-            styles,
-            Size(width, height),
-            base,
-            background,
-            lambda y: content[y] if y < len(content) else blank,
-            [],
-            None,
-            None,
-            content_size=Size(max(0, width - gutter.width), max(0, height - gutter.height)),
-            padding=styles.padding,
-            opacity=widget.opacity,
-            ansi_theme=app.ansi_theme,
-            native_ansi=app.native_ansi_color,
-        )
+    drawing = _drawing()
+    # as Textual's own ``StylesCache.render_widget`` calls it in the Textual installed
+    ansi = {"native_ansi": app.native_ansi_color} if drawing.native_ansi else {}
+    lines: list[Strip] = drawing.styles_cache().render(
+        styles,
+        Size(width, height),
+        base,
+        background,
+        lambda y: content[y] if y < len(content) else blank,
+        [],
+        None,
+        None,
+        content_size=Size(max(0, width - gutter.width), max(0, height - gutter.height)),
+        padding=styles.padding,
+        opacity=widget.opacity,
+        ansi_theme=app.ansi_theme,
+        **ansi,
     )
     return lines
 
@@ -275,6 +281,7 @@ def input_parser(debug: bool = False) -> InputParser:
 def use_input_parser(parser: Callable[[bool], InputParser]) -> bool:
     """Make the POSIX driver's input loop parse with ``parser(debug)`` (False: not possible in this Textual)."""
     if _parser_class is None:
+        log.warning("The paste filter is skipped (pastes holding escapes may arrive as keys): %s", paste_filter_missing)
         return False
     from textual.drivers import linux_driver
 
@@ -285,9 +292,10 @@ def use_input_parser(parser: Callable[[bool], InputParser]) -> bool:
 def guard_driver_output(driver: LinuxDriver, wrap: Callable[[Any], Any]) -> bool:
     """Replace the driver's output file with ``wrap(file)`` (False: not possible in this Textual)."""
     if driver_output_missing is not None:
+        log.warning("Output to a terminal that went away is not guarded: %s", driver_output_missing)
         return False
     file = getattr(driver, "_file", None)
-    if file is None:
+    if file is None:  # no terminal to write to
         return False
     driver._file = wrap(file)
     return True

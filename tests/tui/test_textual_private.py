@@ -72,8 +72,8 @@ def hidden() -> Iterator[Hidden]:
     assert textual_private.line_drawing_missing is None
 
 
-def test_the_pinned_textual_has_every_private_name_the_app_uses() -> None:
-    """With the Textual pyproject allows, every fast way is on (else the other tests test the fallback)."""
+def test_the_textual_installed_has_every_private_name_the_app_uses() -> None:
+    """In the Textual range pyproject allows, every private way is on (else the other tests test the fallback)."""
     assert textual_private.line_drawing_missing is None
     assert textual_private.paste_filter_missing is None
     assert textual_private.driver_output_missing is None
@@ -139,12 +139,13 @@ async def test_without_the_private_renderer_a_cited_answer_is_shown_whole_at_the
 def test_a_changed_signature_turns_the_private_renderer_off(hidden: Hidden, monkeypatch: pytest.MonkeyPatch) -> None:
     from textual._styles_cache import StylesCache
 
-    def render(self: object, styles: object, size: object) -> list[object]:
+    def render(self: object, styles: object, size: object, *, padding: object = None) -> list[object]:
         return []
 
     monkeypatch.setattr(StylesCache, "render", render)
     textual_private.probe()
-    assert textual_private.line_drawing_missing is not None and "native_ansi" in textual_private.line_drawing_missing
+    missing = textual_private.line_drawing_missing
+    assert missing is not None and "content_size" in missing and "opacity" in missing
     monkeypatch.undo()
 
 
@@ -152,11 +153,11 @@ def test_without_the_input_parser_the_paste_filter_is_skipped_with_a_notice(
     hidden: Hidden, caplog: pytest.LogCaptureFixture
 ) -> None:
     before = linux_driver.XTermParser  # type: ignore[attr-defined]
-    with caplog.at_level(logging.WARNING, logger=textual_private.__name__):
-        hidden.hide("textual._xterm_parser")
+    hidden.hide("textual._xterm_parser")
     assert textual_private.paste_filter_missing is not None
+    with caplog.at_level(logging.WARNING, logger=textual_private.__name__):
+        assert not textual_private.use_input_parser(PasteSafeParser)  # what the driver's input loop asks
     assert any("paste filter is skipped" in record.getMessage() for record in caplog.records)
-    assert not textual_private.use_input_parser(PasteSafeParser)
     assert linux_driver.XTermParser is before  # type: ignore[attr-defined]
     with pytest.raises(textual_private.PrivateApiMissing):
         PasteSafeParser()
@@ -169,3 +170,20 @@ def test_with_the_input_parser_the_driver_parses_pastes_as_text(monkeypatch: pyt
     assert isinstance(parser, PasteSafeParser)
     events = list(parser.feed(f"{PASTE_START}a\x1b[31mb{PASTE_END}"))
     assert [type(event).__name__ for event in events] == ["Paste"]
+
+
+async def test_the_driver_guards_its_output_and_says_so_when_it_cannot(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    from textual.app import App
+
+    from harmony_chat.tui.terminal_driver import TerminalDriver, TerminalOutput
+
+    app: App[None] = App()
+    guarded = TerminalDriver(app)
+    assert guarded.output_guarded and isinstance(guarded._file, TerminalOutput)
+    monkeypatch.setattr(textual_private, "driver_output_missing", "AttributeError: LinuxDriver has no _file")
+    with caplog.at_level(logging.WARNING, logger=textual_private.__name__):
+        unguarded = TerminalDriver(app)
+    assert not unguarded.output_guarded and not isinstance(unguarded._file, TerminalOutput)
+    assert any("not guarded" in record.getMessage() for record in caplog.records)
