@@ -175,3 +175,13 @@ def test_the_tui_modules_import_each_other_in_no_circle() -> None:
     Imports inside functions count too (a lazy import back up is the same circle, found later).
     """
     assert import_cycles(import_graph("harmony_chat.tui", in_functions=True)) == []
+
+
+def test_no_tui_module_writes_the_config_file() -> None:
+    """What the user's choices save goes through ``harmony_chat.preferences``; the TUI writes no TOML itself."""
+    writers = {"save_config_value", "save_ui_value", "tomlkit"}
+    for path in (ROOT / "harmony_chat" / "tui").rglob("*.py"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        named = {alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) for alias in node.names}
+        named |= {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+        assert not named & writers, (path, named & writers)
