@@ -142,13 +142,15 @@ class _Streamed:
 
 async def _stream(tokens: int, rate: float | None = None, probe_input: bool = False) -> _Streamed:
     """Stream one long answer through the headless app and time it."""
+    from harmony_chat.demo.pocket import pocket_model_path
     from harmony_chat.harmony.vocab import load_encoding
     from harmony_chat.tui.app import HarmonyChatApp
     from harmony_chat.tui.screenshots import wait_idle
+    from harmony_chat.tui.textual_private import frame_timed
     from harmony_chat.tui.widgets.prompt import PromptInput
     from harmony_chat.tui.widgets.turn import AssistantTurn
 
-    answer = long_answer(load_encoding(), tokens)
+    answer = long_answer(load_encoding(fallback_gguf=pocket_model_path()), tokens)
 
     paced = PacedReplay([answer], rate or 0.0, "load test")
 
@@ -159,14 +161,7 @@ async def _stream(tokens: int, rate: float | None = None, probe_input: bool = Fa
 
     frames: list[float] = []
 
-    class TimedApp(HarmonyChatApp):
-        """The app, noting when it puts each frame on the screen."""
-
-        def _display(self, screen: Any, renderable: Any) -> None:
-            if renderable is not None:
-                frames.append(time.monotonic())
-            super()._display(screen, renderable)
-
+    TimedApp = frame_timed(HarmonyChatApp, frames, time.monotonic)
     settings = default_settings({"ui.cursor_blink": False, "model.max_tokens": len(answer) + 16})
     app = TimedApp(ChatOptions(settings, replay_demo=True), backend_factory=factory)
     latencies: list[float] = []

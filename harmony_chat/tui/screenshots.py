@@ -106,8 +106,8 @@ async def show_approval(pilot: Pilot[Any]) -> None:
     app: Any = pilot.app
     await wait_idle(pilot)
     chat = app.chat
-    chat.tool_providers = [ScreenshotWeather()]
-    chat.tool_runner = tool_runner(app.options, chat.tool_providers, chat.approve)
+    chat.tools.providers = [ScreenshotWeather()]
+    chat.tools.runner = tool_runner(app.options, chat.tools.providers, chat.tools.approve)
     chat.refresh_tool_count()
     chat.prompt.text = TOOL_QUESTION
     await pilot.press("enter")

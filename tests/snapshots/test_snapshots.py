@@ -1,4 +1,4 @@
-"""Snapshot tests of the main screens (pytest-textual-snapshot; Textual is pinned in pyproject)."""
+"""Snapshot tests of the main screens (pytest-textual-snapshot; they pass on the Textual range pyproject allows)."""
 
 from __future__ import annotations
 

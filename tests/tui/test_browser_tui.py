@@ -76,7 +76,7 @@ def _data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 async def tools_on(pilot: Any) -> None:
     app: Any = pilot.app
     await settle(pilot)
-    await until(pilot, lambda: app.chat.conversation is not None and app.chat.tool_runner is not None, "the tools")
+    await until(pilot, lambda: app.chat.conversation is not None and app.chat.tools.runner is not None, "the tools")
 
 
 async def send_and_finish(pilot: Any, text: str) -> None:
