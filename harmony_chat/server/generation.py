@@ -2,8 +2,8 @@
 
 The model blocks, so :class:`TurnRun` runs :func:`run_turn` in a thread and hands its events to
 the request's coroutine through an ``asyncio.Queue``. Cancelling (the client went away) sets the
-flag the backend polls; :meth:`TurnRun.wait_ended` lets the caller hold the model until the
-thread has really stopped, so the next generation never overlaps it. When the request asks for
+flag the backend polls; :meth:`TurnRun.wait_ended` lets the caller hold its handle on the model
+until the thread has really stopped, so the next generation on that handle never overlaps it. When the request asks for
 reasoning summaries, the turn runs under a :class:`~harmony_chat.chat.summary.ReasoningWatch`:
 after each analysis message the model pauses the turn, writes the summary, and resumes.
 """
@@ -120,20 +120,41 @@ class TurnRun:
         return watch.interleave(run_turn(self.session, watch.model, self.options, stop))
 
     async def events(self) -> AsyncIterator[ServedEvent]:
-        """Start the turn and yield its events as they come.
+        """Start the turn and yield its events one by one as they come (see :meth:`batches`).
+
+        Raises:
+            ApiError: 400 when the prompt does not fit the context; 500 when the turn fails
+                before it starts.
+        """
+        async for batch in self.batches():
+            for event in batch:
+                yield event
+
+    async def batches(self) -> AsyncIterator[list[ServedEvent]]:
+        """Start the turn and yield its events in batches: each time, all that came since the last.
+
+        The worker thread wakes the event loop only when a batch starts, so a request whose
+        client reads slower than the model writes costs one wake-up and one write per batch, not
+        per token; a request that keeps up gets each token on its own, as soon as it comes.
 
         Raises:
             ApiError: 400 when the prompt does not fit the context; 500 when the turn fails
                 before it starts.
         """
         loop = asyncio.get_running_loop()
-        queue: asyncio.Queue[ServedEvent | _Ended] = asyncio.Queue()
+        arrived = asyncio.Event()
+        pending: list[ServedEvent | _Ended] = []
+        lock = threading.Lock()
 
         def post(item: ServedEvent | _Ended) -> None:
-            try:
-                loop.call_soon_threadsafe(queue.put_nowait, item)
-            except RuntimeError:  # the loop is gone (server shutting down): nobody is listening
-                self._stop.set()
+            with lock:
+                pending.append(item)
+                first = len(pending) == 1
+            if first:
+                try:
+                    loop.call_soon_threadsafe(arrived.set)
+                except RuntimeError:  # the loop is gone (server shutting down): nobody is listening
+                    self._stop.set()
 
         def work() -> None:
             error: BaseException | None = None
@@ -157,13 +178,23 @@ class TurnRun:
         self._thread.start()
         started = False
         while True:
-            item = await queue.get()
-            if isinstance(item, _Ended):
-                if item.error is not None and not started:
-                    raise _api_error(item.error)
-                return
-            started = True
-            yield item
+            await arrived.wait()
+            with lock:
+                items = pending[:]
+                pending.clear()
+                arrived.clear()
+            batch: list[ServedEvent] = []
+            for item in items:
+                if isinstance(item, _Ended):
+                    if item.error is not None and not started and not batch:
+                        raise _api_error(item.error)
+                    if batch:
+                        yield batch
+                    return
+                batch.append(item)
+            if batch:
+                started = True
+                yield batch
 
     async def wait_ended(self) -> None:
         """Return once the worker thread has finished (at once if it never started)."""
