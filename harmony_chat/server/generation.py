@@ -11,6 +11,7 @@ after each analysis message the model pauses the turn, writes the summary, and r
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import math
 import threading
 from collections.abc import AsyncIterator
@@ -19,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from harmony_chat.chat.events import ReasoningSummary, SummaryStarted
 from harmony_chat.errors import ContextOverflowError
-from harmony_chat.harmony.events import RawToken
+from harmony_chat.harmony.events import ContentDelta, RawToken
 from harmony_chat.harmony.turn import TurnEvent, TurnOptions, run_turn
 from harmony_chat.server.errors import ApiError
 
@@ -32,6 +33,8 @@ if TYPE_CHECKING:
     from harmony_chat.chat.summary import Summarizer
     from harmony_chat.harmony.session import ChatSession
 
+FLUSH_S = 0.02
+"""Once a turn's text has begun, it reaches the client at most once per this many seconds (in batches)."""
 UNREPRESENTABLE_LOGPROB = -9999.0
 """OpenAI's log probability for a token the model gave no chance (JSON has no infinity)."""
 
@@ -133,9 +136,12 @@ class TurnRun:
     async def batches(self) -> AsyncIterator[list[ServedEvent]]:
         """Start the turn and yield its events in batches: each time, all that came since the last.
 
-        The worker thread wakes the event loop only when a batch starts, so a request whose
-        client reads slower than the model writes costs one wake-up and one write per batch, not
-        per token; a request that keeps up gets each token on its own, as soon as it comes.
+        Until the turn's first text, each batch goes as soon as it comes (the time to the first
+        token is never held back); after it, at most one batch per :data:`FLUSH_S`, and the last
+        one as soon as the turn ends. A fast model's tokens thus cost one wake-up, one encoding
+        and one write per batch instead of per token (the CPU they save is the engine's, on a
+        machine that runs both); a slow one's go out one by one, as they come. The worker thread
+        wakes the event loop only when a batch starts.
 
         Raises:
             ApiError: 400 when the prompt does not fit the context; 500 when the turn fails
@@ -143,6 +149,7 @@ class TurnRun:
         """
         loop = asyncio.get_running_loop()
         arrived = asyncio.Event()
+        finished = asyncio.Event()
         pending: list[ServedEvent | _Ended] = []
         lock = threading.Lock()
 
@@ -150,11 +157,13 @@ class TurnRun:
             with lock:
                 pending.append(item)
                 first = len(pending) == 1
-            if first:
-                try:
+            try:
+                if first:
                     loop.call_soon_threadsafe(arrived.set)
-                except RuntimeError:  # the loop is gone (server shutting down): nobody is listening
-                    self._stop.set()
+                if isinstance(item, _Ended):
+                    loop.call_soon_threadsafe(finished.set)
+            except RuntimeError:  # the loop is gone (server shutting down): nobody is listening
+                self._stop.set()
 
         def work() -> None:
             error: BaseException | None = None
@@ -177,8 +186,14 @@ class TurnRun:
         self._thread = threading.Thread(target=work, name="harmony-chat-serve-turn", daemon=True)
         self._thread.start()
         started = False
+        text_sent_at: float | None = None
         while True:
             await arrived.wait()
+            if text_sent_at is not None and not finished.is_set():
+                hold = text_sent_at + FLUSH_S - loop.time()
+                if hold > 0:
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(finished.wait(), hold)  # the end cuts the wait short
             with lock:
                 items = pending[:]
                 pending.clear()
@@ -194,6 +209,8 @@ class TurnRun:
                 batch.append(item)
             if batch:
                 started = True
+                if text_sent_at is not None or any(isinstance(event, ContentDelta) for event in batch):
+                    text_sent_at = loop.time()
                 yield batch
 
     async def wait_ended(self) -> None:

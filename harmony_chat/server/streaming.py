@@ -20,7 +20,7 @@ from harmony_chat.server.chat_completions import ChatFormatter
 from harmony_chat.server.errors import ApiError
 from harmony_chat.server.generation import ServedEvent, TurnRun
 from harmony_chat.server.responses_output import ResponseBuilder
-from harmony_chat.server.turn_output import TurnReader
+from harmony_chat.server.turn_output import OutputEvent, TextAdded, TurnReader
 
 DISCONNECT_POLL_S = 0.25
 """How often a non-streaming request checks whether its client is still there."""
@@ -99,6 +99,23 @@ def sse_bytes(payloads: Iterable[dict[str, Any]], *, named: bool = False) -> byt
     return "".join(parts).encode("utf-8")
 
 
+def merged(outputs: list[OutputEvent]) -> list[OutputEvent]:
+    """``outputs`` with each run of text added to the same item joined into one (one chunk instead of several)."""
+    joined: list[OutputEvent] = []
+    for output in outputs:
+        last = joined[-1] if joined else None
+        if isinstance(output, TextAdded) and isinstance(last, TextAdded) and last.index == output.index:
+            joined[-1] = TextAdded(last.index, last.part, last.text + output.text)
+        else:
+            joined.append(output)
+    return joined
+
+
+def _outputs(reader: TurnReader, batch: list[ServedEvent]) -> list[OutputEvent]:
+    """What a batch of the turn's events makes, text runs joined."""
+    return merged([output for event in batch for output in reader.feed(event)])
+
+
 def chat_stream(
     first: list[ServedEvent],
     batches: AsyncIterator[list[ServedEvent]],
@@ -107,11 +124,12 @@ def chat_stream(
 ) -> EventSourceResponse:
     """The ``chat.completion.chunk`` stream, ending with ``data: [DONE]``.
 
-    Each batch of the turn's events is written at once (see :meth:`TurnRun.batches`).
+    Each batch of the turn's events is written at once (see :meth:`TurnRun.batches`), its text
+    in one delta per item.
     """
 
     def encoded(batch: list[ServedEvent]) -> bytes:
-        return sse_bytes(chunk for event in batch for chunk in formatter.chunks(reader.feed(event)))
+        return sse_bytes(formatter.chunks(_outputs(reader, batch)))
 
     async def chunks() -> AsyncIterator[bytes]:
         yield sse_bytes([formatter.first_chunk()]) + encoded(first)
@@ -139,7 +157,7 @@ def responses_stream(
     """The Responses event stream (``event:`` names the type; every event has a ``sequence_number``)."""
 
     def encoded(batch: list[ServedEvent]) -> bytes:
-        return sse_bytes((payload for event in batch for payload in builder.events(reader.feed(event))), named=True)
+        return sse_bytes(builder.events(_outputs(reader, batch)), named=True)
 
     async def stream() -> AsyncIterator[bytes]:
         yield sse_bytes(builder.start_events(), named=True) + encoded(first)

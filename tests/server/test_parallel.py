@@ -21,9 +21,12 @@ from openai_harmony import HarmonyEncoding
 from harmony_chat.backends.base import SamplingParams
 from harmony_chat.server.app import ServerLimits
 from harmony_chat.server.backend_pool import BackendPool, LeasedBackend, ParallelError, pool_for, shared_prefix
+from harmony_chat.server.channels import Part
 from harmony_chat.server.errors import ApiError
 from harmony_chat.server.limits import GenerationGate
+from harmony_chat.server.streaming import merged
 from harmony_chat.server.transcript import ServedModel
+from harmony_chat.server.turn_output import ItemDone, ItemStarted, TextAdded
 from tests.helpers import ids
 from tests.server.conftest import DATE, PromptRecordingReplay, replay, running
 
@@ -374,3 +377,45 @@ def test_a_lease_keeps_its_handle_for_every_call_of_its_turn(encoding: HarmonyEn
     assert busy.handle_index != taken
     with pytest.raises(RuntimeError, match="every handle"):
         _drain(pool.lease(), [1])
+
+
+# -- batches -------------------------------------------------------------------------------------
+
+
+def test_a_fast_models_text_reaches_the_client_in_few_chunks_and_whole(encoding: HarmonyEncoding) -> None:
+    words = " ".join(f"word{i}" for i in range(300))
+    answer = f"<|channel|>final<|message|>{words}<|return|>"
+    backend = replay(encoding, answer)  # no delay: the whole answer is there within a few milliseconds
+    served = ServedModel(backend, encoding, "replay-model", start_date=DATE)
+    user: Any = [{"role": "user", "content": "Count."}]
+    with running(served) as server:
+        stream = server.client().chat.completions.create(model="replay-model", messages=user, stream=True)
+        deltas = [
+            chunk.choices[0].delta.content for chunk in stream if chunk.choices and chunk.choices[0].delta.content
+        ]
+    assert "".join(deltas) == words
+    assert len(deltas) <= len(ids(encoding, words)) // 4  # joined in batches, not one chunk per token
+
+
+def test_text_runs_are_joined_per_item_and_nothing_else_moves() -> None:
+    outputs = [
+        ItemStarted(0, Part.REASONING, "analysis"),
+        TextAdded(0, Part.REASONING, "a"),
+        TextAdded(0, Part.REASONING, "b"),
+        ItemDone(0, Part.REASONING, "analysis", "ab", False),
+        ItemStarted(1, Part.CONTENT, "final"),
+        TextAdded(1, Part.CONTENT, "c"),
+        TextAdded(1, Part.CONTENT, "d"),
+        TextAdded(1, Part.CONTENT, "e"),
+    ]
+    assert merged(outputs) == [
+        outputs[0],
+        TextAdded(0, Part.REASONING, "ab"),
+        outputs[3],
+        outputs[4],
+        TextAdded(1, Part.CONTENT, "cde"),
+    ]
+    assert merged([TextAdded(0, Part.REASONING, "a"), TextAdded(1, Part.CONTENT, "b")]) == [
+        TextAdded(0, Part.REASONING, "a"),
+        TextAdded(1, Part.CONTENT, "b"),
+    ]
