@@ -26,7 +26,7 @@ from harmony_chat.server.errors import ApiError
 from harmony_chat.server.limits import GenerationGate
 from harmony_chat.server.streaming import merged
 from harmony_chat.server.transcript import ServedModel
-from harmony_chat.server.turn_output import ItemDone, ItemStarted, TextAdded
+from harmony_chat.server.turn_output import ItemDone, ItemStarted, OutputEvent, TextAdded
 from tests.helpers import ids
 from tests.server.conftest import DATE, PromptRecordingReplay, replay, running
 
@@ -398,7 +398,7 @@ def test_a_fast_models_text_reaches_the_client_in_few_chunks_and_whole(encoding:
 
 
 def test_text_runs_are_joined_per_item_and_nothing_else_moves() -> None:
-    outputs = [
+    outputs: list[OutputEvent] = [
         ItemStarted(0, Part.REASONING, "analysis"),
         TextAdded(0, Part.REASONING, "a"),
         TextAdded(0, Part.REASONING, "b"),
