@@ -66,7 +66,7 @@ class BackendPool:
     """The served model's handles, each generating for one turn at a time.
 
     Args:
-        handles: backends on the same model (the first is the one the server was given).
+        handles: backends on the same model (the first describes it: name, flags, context).
         reason: why there are this many, for ``/health`` (e.g. ``llama-server's 4 slots``).
     """
 
@@ -85,7 +85,7 @@ class BackendPool:
 
     @property
     def primary(self) -> ModelBackend:
-        """The backend the server was given (what the pool describes itself by)."""
+        """The first handle (what the model is described by)."""
         return self._handles[0].backend
 
     def lease(self) -> LeasedBackend:
@@ -256,7 +256,7 @@ def pool_for(backend: ModelBackend, parallel: int | None) -> BackendPool:
     if parallel is not None:
         count, reason = parallel, f"--parallel {parallel}"
     elif reported is not None:
-        count, reason = reported, f"{backend.client.label} has {reported} slots"
+        count, reason = reported, f"{backend.client.label} has {reported} slot{'' if reported == 1 else 's'}"
     else:
         count = DEFAULT_ENGINE_PARALLEL
         reason = f"{backend.client.label} reports no limit; serve's default is {DEFAULT_ENGINE_PARALLEL}"

@@ -93,8 +93,14 @@ def test_the_pool_takes_one_handle_per_slot_and_refuses_more(engine: LlamaServer
         handle = pool.backend(index)
         assert isinstance(handle, LlamaServerBackend) and handle.client is engine.client
         slots.append(handle.slot)
-    assert slots == [0, 1, 2, 3]
+    assert slots == [0, 1, 2, 3] and engine.slot == -1  # copies: the engine's own backend is left as it was
     assert [pool_for(engine, count).size for count in (1, 2)] == [1, 2]
+    assert pool_for(engine, 1).backend(0) is engine  # one handle: the backend itself, the server picks the slot
+    engine.total_slots = None  # an older server that does not say
+    try:
+        assert pool_for(engine, None).size == 1 and pool_for(engine, None).reason.endswith("has 1 slot")
+    finally:
+        engine.total_slots = SLOTS
     with pytest.raises(ParallelError, match=rf"--parallel 5: 5 generations at once need 5 slots, and .* has {SLOTS}"):
         pool_for(engine, 5)
 

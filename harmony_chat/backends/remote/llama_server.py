@@ -69,13 +69,14 @@ class LlamaServerBackend(RemoteBackend):
 
     @property
     def parallel_slots(self) -> int | None:
-        """The server's slots: each runs one generation, all of them batched together."""
-        return self.total_slots
+        """The server's slots: each runs one generation, all of them batched together (1 when it does not say)."""
+        return self.total_slots or 1
 
     def handles(self, count: int) -> list[RemoteBackend]:
         """``count`` backends, each pinned to a slot of its own (slot ``i`` for the ``i``-th), so each keeps its cache.
 
-        One handle stays as it was (``id_slot`` -1 lets the server pick the slot by shared prefix).
+        One handle is this backend as it is (``id_slot`` -1 lets the server pick the slot by shared
+        prefix); several are copies, this one left as it is.
 
         Raises:
             EngineError: when the server has fewer slots than ``count``.
@@ -85,12 +86,15 @@ class LlamaServerBackend(RemoteBackend):
                 f"{count} generations at once need {count} slots, and {self.client.label} has "
                 f"{self.total_slots}; start it with --parallel {count}, or ask for {self.total_slots} or fewer"
             )
-        twins = super().handles(count)
-        if count > 1 and self.total_slots is not None:
-            for index, twin in enumerate(twins):
-                assert isinstance(twin, LlamaServerBackend)
-                twin.slot = index
-        return twins
+        if count == 1 or self.total_slots is None:
+            return super().handles(count)
+        handles: list[RemoteBackend] = []
+        for slot in range(count):
+            twin = self._twin()
+            assert isinstance(twin, LlamaServerBackend)
+            twin.slot = slot
+            handles.append(twin)
+        return handles
 
     def _request(
         self,
