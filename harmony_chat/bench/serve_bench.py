@@ -135,6 +135,9 @@ class SideFigures:
 
     tokens_per_s: float
     """Median aggregate tokens per second of the rounds."""
+    tokens_per_s_low: float
+    """The slowest round's (with the fastest's, how much the machine's other load moved the figure)."""
+    tokens_per_s_high: float
     ttft_median_s: float
     ttft_p95_s: float
     errors: int
@@ -206,8 +209,11 @@ def summarize(rounds: Sequence[RoundResult], prompt_tokens: int | None = None) -
     """One side's figures over its rounds."""
     streams = [stream for result in rounds for stream in result.streams]
     firsts = [stream.ttft_s for stream in streams if stream.ttft_s is not None]
+    speeds = [result.tokens_per_s for result in rounds] or [0.0]
     return SideFigures(
-        tokens_per_s=statistics.median(result.tokens_per_s for result in rounds) if rounds else 0.0,
+        tokens_per_s=statistics.median(speeds),
+        tokens_per_s_low=min(speeds),
+        tokens_per_s_high=max(speeds),
         ttft_median_s=statistics.median(firsts) if firsts else 0.0,
         ttft_p95_s=_percentile(firsts, 0.95),
         errors=sum(1 for stream in streams if stream.error is not None),
@@ -455,6 +461,7 @@ def print_serve_report(report: ServeBenchReport, out: IO[str], as_json: bool) ->
         "streams",
         "side",
         "tokens/s (all)",
+        "rounds",
         "serve / engine",
         "first token p50",
         "p95",
@@ -474,13 +481,17 @@ def print_serve_report(report: ServeBenchReport, out: IO[str], as_json: bool) ->
                 str(level.concurrency),
                 name,
                 f"{figures.tokens_per_s:.1f}",
+                f"{figures.tokens_per_s_low:.0f}-{figures.tokens_per_s_high:.0f}",
                 share,
                 f"{figures.ttft_median_s * 1000:.0f} ms",
                 f"{figures.ttft_p95_s * 1000:.0f} ms",
                 f"{figures.tokens_per_stream:.0f}",
                 str(figures.errors),
             )
-    table.caption = f"medians of {report.runs} rounds per side, alternating; first token: the first after the header"
+    table.caption = (
+        f"medians of {report.runs} rounds per side, alternating (rounds: the slowest and fastest); "
+        "first token: the first after the header"
+    )
     Console(file=out, width=120).print(table)
 
 

@@ -48,7 +48,7 @@ def test_a_side_is_the_median_of_its_rounds_with_first_token_percentiles_over_al
         RoundResult((StreamResult(10, 0.05, 2.0), StreamResult(4, 1.0, 2.0, "the stream ended early"))),  # 7
     ]
     figures = summarize(rounds, prompt_tokens=83)
-    assert figures.tokens_per_s == 20.0
+    assert (figures.tokens_per_s, figures.tokens_per_s_low, figures.tokens_per_s_high) == (20.0, 7.0, 40.0)
     assert figures.ttft_median_s == pytest.approx(0.035) and figures.ttft_p95_s == 1.0
     assert figures.errors == 1 and figures.tokens_per_stream == pytest.approx(54 / 6) and figures.prompt_tokens == 83
 
