@@ -61,6 +61,7 @@ def serve(
         int | None,
         typer.Option(
             "--parallel",
+            metavar="N",
             min=1,
             max=MAX_PARALLEL,
             help="Generations at once on a serving engine (--url); default: its slots (llama-server), 16 (vLLM, "
