@@ -65,6 +65,17 @@ def bench(
     ] = None,
     engine: Annotated[str | None, setting_option("model.engine", "--engine")] = None,
     api_key: Annotated[str | None, setting_option("model.api_key", "--api-key")] = None,
+    serve_url: Annotated[
+        str | None,
+        typer.Option("--serve", metavar="URL", help="A running harmony-chat serve: streams at once through it."),
+    ] = None,
+    engine_url: Annotated[
+        str | None,
+        typer.Option("--engine-url", metavar="URL", help="With --serve: the engine behind it, measured side by side."),
+    ] = None,
+    concurrency: Annotated[
+        str, typer.Option("--concurrency", metavar="LIST", help="With --serve: streams at once, e.g. 1,4,16.")
+    ] = "1,4,16",
     tui: Annotated[bool, typer.Option("--tui", help="Benchmark the chat app under load (no model needed).")] = False,
     tui_tokens: Annotated[
         int,
@@ -94,8 +105,8 @@ def bench(
     json_output: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Measure the model and every layer harmony-chat adds on top of it (--tui: the chat app)."""
-    if model is None and url is None and not tui:
-        raise typer.BadParameter("give --model PATH, --url URL, --tui, or several")
+    if model is None and url is None and not tui and serve_url is None:
+        raise typer.BadParameter("give --model PATH, --url URL, --serve URL, --tui, or several")
     if model is not None:
         from harmony_chat.bench.runner import BenchSettings, print_report, run_bench
 
@@ -111,6 +122,10 @@ def bench(
             print_remote_report(compare_remote(backend, tokens=tokens, runs=runs), sys.stdout, json_output)
         finally:
             backend.close()
+    if serve_url is not None:
+        from harmony_chat.bench.serve_bench import bench_serve
+
+        bench_serve(serve_url, engine_url, concurrency, engine, api_key, tokens, runs, json_output)
     if tui:
         from harmony_chat.tui.bench import print_tui_report, run_tui_bench
 

@@ -17,6 +17,7 @@ import typer
 from harmony_chat.cli.options import SERVE, Overrides, chat_flags
 from harmony_chat.cli.root import app
 from harmony_chat.server import SERVE_API_KEY_ENV
+from harmony_chat.server.backend_pool import MAX_PARALLEL, ParallelError
 from harmony_chat.server.connections import DEFAULT_HEADER_TIMEOUT_S, DEFAULT_MAX_CONNECTIONS
 from harmony_chat.text_safety import visible
 
@@ -40,6 +41,17 @@ def serve(
     max_queue: Annotated[
         int, typer.Option("--max-queue", min=0, max=MAX_QUEUE, help="Requests that may wait for the model.")
     ] = 32,
+    parallel: Annotated[
+        int | None,
+        typer.Option(
+            "--parallel",
+            metavar="N",
+            min=1,
+            max=MAX_PARALLEL,
+            help="Generations at once on a serving engine (--url); default: its slots (llama-server), 16 (vLLM, "
+            "SGLang). The in-process model runs one at a time.",
+        ),
+    ] = None,
     allow_host: Annotated[
         list[str] | None,
         typer.Option("--allow-host", metavar="NAME", help="A host name clients may use beside localhost (repeatable)."),
@@ -64,12 +76,18 @@ def serve(
     """Serve the model to OpenAI clients: /v1/chat/completions, /v1/responses, /v1/models."""
     from harmony_chat.chat.factory import load_model
     from harmony_chat.server.app import ServerLimits, run_server
+    from harmony_chat.server.backend_pool import pool_for
     from harmony_chat.server.limits import check_bind
     from harmony_chat.server.response_store import store_location
     from harmony_chat.server.transcript import ServedModel
 
     check_bind(host, api_key)  # before loading anything
     options = overrides.chat_options(invocation)
+    if parallel is not None and parallel > 1 and options.settings.model.url is None:
+        raise ParallelError(
+            "--parallel needs a serving engine (--url): the in-process model runs one generation at a time; "
+            "serve the GGUF with llama-server --parallel N and point --url at it"
+        )
     loaded = load_model(options, lambda step: print(visible(f"{step}..."), file=sys.stderr))
     with ServedModel(
         loaded.backend,
@@ -80,11 +98,19 @@ def serve(
         start_date=options.conversation_date,
         context_size=loaded.info.context_size,
     ) as served:
-        print(visible(f"serving {served.name} at http://{host}:{port}/v1 (Ctrl+C stops)"), file=sys.stderr)
+        pool = pool_for(loaded.backend, parallel)
+        at_once = "1 generation at a time" if pool.size == 1 else f"{pool.size} generations at once"
+        print(
+            visible(f"serving {served.name} at http://{host}:{port}/v1, {at_once} ({pool.reason}); Ctrl+C stops"),
+            file=sys.stderr,
+        )
         limits = ServerLimits(
             max_queue=max_queue,
+            parallel=parallel,
             max_connections=max_connections,
             header_timeout_s=header_timeout,
             store_path=store_location(store_path),
         )
-        run_server(served, host=host, port=port, api_key=api_key, limits=limits, allow_hosts=tuple(allow_host or ()))
+        run_server(
+            served, host=host, port=port, api_key=api_key, limits=limits, allow_hosts=tuple(allow_host or ()), pool=pool
+        )
