@@ -42,6 +42,17 @@ def shared_vocabulary() -> Path:
     return cached(f"vocab/{VOCAB_FILE}", make, valid=valid).parent
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config: pytest.Config) -> None:
+    """With ``-n`` and no ``--dist``, run each test file whole on one worker (pytest-xdist's ``loadfile``).
+
+    Module fixtures (a llama-server, a loaded model, a measured rate) are then made once, and a file's
+    tests keep their order, as in a serial run.
+    """
+    if getattr(config.option, "numprocesses", None) and getattr(config.option, "dist", None) == "no":
+        config.option.dist = "loadfile"
+
+
 def pytest_configure(config: pytest.Config) -> None:
     """Point the vocabulary at the shared copy before collection (some test modules load it on import)."""
     from harmony_chat.harmony.vocab import ENV_BASE, VOCAB_FILE
