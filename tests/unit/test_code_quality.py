@@ -1,23 +1,15 @@
-"""The project stays ruff- and mypy-clean (checked in CI, since CI runs this suite)."""
+"""Every module says what it is for.
+
+Lint and type checks (ruff check, ruff format --check, mypy) run in ``.ci/lint`` with the versions pinned
+in constraints.txt, not here: a user's pytest must not fail because a dependency shipped new type hints.
+"""
 
 from __future__ import annotations
 
 import ast
-import subprocess
-import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def test_ruff_is_clean() -> None:
-    result = subprocess.run([sys.executable, "-m", "ruff", "check", "."], capture_output=True, text=True, cwd=ROOT)
-    assert result.returncode == 0, result.stdout + result.stderr
-
-
-def test_mypy_is_clean() -> None:
-    result = subprocess.run([sys.executable, "-m", "mypy"], capture_output=True, text=True, cwd=ROOT)
-    assert result.returncode == 0, result.stdout + result.stderr
 
 
 def test_modules_are_documented() -> None:
