@@ -30,7 +30,6 @@ CHAT_TEMPLATE = DATA / "chat-template" / "gpt-oss-chat-template.jinja"
 def shared_vocabulary() -> Path:
     """A folder holding ``o200k_base.tiktoken``, derived once from the shipped pocket GGUF and verified."""
     from harmony_chat.demo.pocket import pocket_model_path
-
     from harmony_chat.harmony.vocab import VOCAB_FILE, VOCAB_SHA256, derive_from_gguf
 
     def make(partial: Path) -> None:
