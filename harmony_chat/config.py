@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import os
 import tomllib
+from collections.abc import Mapping
 from contextvars import ContextVar
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import tomlkit
-from pydantic import AfterValidator, Field, PrivateAttr, ValidationError
+from pydantic import AfterValidator, BaseModel, Field, PrivateAttr, ValidationError
 from pydantic_settings import (
     BaseSettings,
     InitSettingsSource,
@@ -27,10 +28,11 @@ from pydantic_settings import (
 )
 from tomlkit.exceptions import TOMLKitError
 
-from harmony_chat.config_errors import ConfigError, explain
+from harmony_chat.config_errors import ConfigError, describe, explain
 from harmony_chat.config_section import Section as _Section
 from harmony_chat.config_tools import McpSettings, ToolsSettings
 from harmony_chat.locations import bundled_theme_dir, config_dir, user_theme_dir
+from harmony_chat.private_files import make_private_dir, replace_text
 
 ENV_PREFIX = "HARMONY_CHAT_"
 """Environment variables ``HARMONY_CHAT_<SECTION>__<KEY>`` set any value (``__`` separates the two)."""
@@ -50,8 +52,29 @@ BINDING_IDS = (
 )
 """The ids ``[keymap]`` can remap (the same as the app's bindings; a test keeps them in step)."""
 DEFAULT_THEME = "harmony-dark"
+MAX_CONTEXT = 1_048_576
+"""The largest context (and answer) in tokens a setting may ask for: 2**20, eight times gpt-oss's 131,072."""
+MAX_THREADS = 512
+"""The most CPU threads llama.cpp runs (ggml's ``GGML_MAX_N_THREADS``; more crashes it)."""
+MAX_GPU_LAYERS = 2**31 - 1
+"""llama.cpp's layer count is a 32-bit integer; any count above the model's offloads every layer."""
+MAX_TEMPERATURE = 2.0
+"""The highest sampling temperature (OpenAI's API allows 0 to 2)."""
+MAX_SEED = 2**32 - 2
+"""llama.cpp's seeds are 32-bit; 2**32 - 1 means "a random seed" there, so it is not a seed to repeat."""
 
-__all__ = ["ConfigError", "Settings", "config_file", "load_settings", "save_config_value", "save_ui_value"]
+__all__ = [
+    "ConfigError",
+    "Settings",
+    "check_setting",
+    "config_file",
+    "default_settings",
+    "get_setting",
+    "load_settings",
+    "save_config_value",
+    "save_ui_value",
+    "set_setting",
+]
 
 
 def theme_names() -> set[str]:
@@ -64,7 +87,7 @@ def theme_names() -> set[str]:
         for path in sorted(folder.glob("*.toml")) if folder.is_dir() else ():
             try:
                 name = tomllib.loads(path.read_text(encoding="utf-8")).get("name")
-            except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+            except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):
                 continue
             if isinstance(name, str) and name:
                 names.add(name)
@@ -94,6 +117,31 @@ def _known_binding(binding: str) -> str:
     return binding
 
 
+KEY_MODIFIERS = ("ctrl", "alt", "shift", "super", "hyper", "meta")
+
+
+def _is_key(key: str) -> bool:
+    """Whether Textual can bind ``key``: modifiers, then one character or a key's name (``ctrl+e``, ``f5``)."""
+    from textual.keys import REPLACED_KEYS, Keys, key_to_character  # deferred: only for a configured keymap
+
+    if key in {member.value for member in Keys}:
+        return not key.startswith("<")
+    *modifiers, name = key.split("+") if len(key) > 1 else [key]
+    if not name or any(modifier not in KEY_MODIFIERS for modifier in modifiers):
+        return False
+    if len(name) == 1:  # Textual names a lone "?" (question_mark), but not one after a modifier
+        return name.isalnum() if modifiers else name.isprintable()
+    named = {member.value.rpartition("+")[2] for member in Keys if not member.value.startswith("<")}
+    return name in named or name in REPLACED_KEYS or key_to_character(name) is not None
+
+
+def _key_list(keys: str) -> str:
+    """A ``[keymap]`` value: one key or several, comma-separated, each one Textual can bind."""
+    if not keys.strip() or not all(_is_key(key.strip()) for key in keys.split(",")):
+        raise ValueError(f"{keys!r} is not a key or a list of keys (e.g. 'ctrl+e' or 'f5,ctrl+e')")
+    return keys
+
+
 class ModelSettings(_Section):
     """``[model]``: which model and how to run it."""
 
@@ -103,18 +151,18 @@ class ModelSettings(_Section):
     """A Hugging Face repository to download the model from (with ``hf_file``)."""
     hf_file: str | None = None
     """The file in ``hf_repo`` to download (kept in the Hugging Face cache)."""
-    context: int = Field(default=16384, ge=256)
-    """Context size in tokens."""
-    gpu_layers: int = Field(default=0, ge=-1)
-    """Layers to offload to the GPU (-1: all)."""
-    threads: int | None = Field(default=None, ge=1)
-    """CPU threads (default: llama.cpp's choice)."""
-    temperature: float = Field(default=1.0, ge=0.0)
-    """Sampling temperature (1.0 with top_p 1.0 is OpenAI's advice for gpt-oss)."""
-    max_tokens: int = Field(default=4096, ge=1)
+    context: int = Field(default=16384, ge=256, le=MAX_CONTEXT)
+    """Context size in tokens (the model's own limit applies too)."""
+    gpu_layers: int = Field(default=0, ge=-1, le=MAX_GPU_LAYERS)
+    """Layers to offload to the GPU (-1: all; a count above the model's also offloads all)."""
+    threads: int | None = Field(default=None, ge=1, le=MAX_THREADS)
+    """CPU threads (default: llama.cpp's choice; 512 is the most it runs)."""
+    temperature: float = Field(default=1.0, ge=0.0, le=MAX_TEMPERATURE)
+    """Sampling temperature, as OpenAI's API takes it (1.0 with top_p 1.0 is OpenAI's advice for gpt-oss)."""
+    max_tokens: int = Field(default=4096, ge=1, le=MAX_CONTEXT)
     """Most tokens an answer may take (less when the context has less room)."""
-    seed: int | None = None
-    """Sampling seed, for repeatable answers."""
+    seed: int | None = Field(default=None, ge=0, le=MAX_SEED)
+    """Sampling seed, for repeatable answers (llama.cpp's seeds are 32-bit)."""
     url: str | None = None
     """A serving engine running gpt-oss (llama-server, vLLM, SGLang) instead of a GGUF: ``http://HOST:PORT``."""
     engine: Literal["llama-server", "vllm", "sglang"] | None = None
@@ -157,7 +205,7 @@ class ReasoningSettings(_Section):
     engine running gpt-oss (llama-server, vLLM, SGLang) that writes them instead."""
     live: bool = False
     """Also summarise long reasoning while it goes on, every ``live_every`` analysis tokens."""
-    live_every: int = Field(default=300, ge=32)
+    live_every: int = Field(default=300, ge=32, le=MAX_CONTEXT)
     """Analysis tokens between two live summaries."""
 
 
@@ -171,6 +219,7 @@ class HistorySettings(_Section):
 
 
 BindingId = Annotated[str, AfterValidator(_known_binding)]
+KeyList = Annotated[str, AfterValidator(_key_list)]
 
 _reading: ContextVar[_ConfigFileSource | None] = ContextVar("harmony_chat_config_file", default=None)
 
@@ -198,6 +247,8 @@ class _ConfigFileSource(InitSettingsSource):
             return tomllib.loads(self.text)
         except tomllib.TOMLDecodeError as error:
             raise ConfigError(f"config file {path}: {error}") from error
+        except RecursionError as error:  # arrays or tables nested deeper than Python's stack
+            raise ConfigError(f"config file {path}: its values nest too deeply") from error
 
 
 class Settings(BaseSettings):
@@ -225,7 +276,7 @@ class Settings(BaseSettings):
     """``[tools]``"""
     mcp: McpSettings = Field(default_factory=McpSettings)
     """``[mcp]``"""
-    keymap: dict[BindingId, str] = Field(default_factory=dict)
+    keymap: dict[BindingId, KeyList] = Field(default_factory=dict)
     """Binding id = keys, e.g. ``cycle-effort = "ctrl+e"``."""
     _path: Path | None = PrivateAttr(default=None)
 
@@ -278,6 +329,87 @@ def load_settings(path: Path | None = None) -> Settings:
     return settings
 
 
+def default_settings(values: Mapping[str, object] | None = None) -> Settings:
+    """Every setting at its default (no config file, no environment variable), with ``values`` set.
+
+    ``values`` maps settings' dotted paths to values (``{"model.context": 4096}``), each checked by
+    its setting's rule. For code that runs a chat without the user's config: benchmarks, tests, the
+    pocket model's evaluation.
+
+    Raises:
+        ConfigError: when a value breaks its setting's rule.
+    """
+    settings = Settings.model_construct()
+    for path, value in (values or {}).items():
+        set_setting(settings, path, value)
+    return settings
+
+
+def _section_model(path: str) -> tuple[type[_Section], str]:
+    """The section model that holds the setting at ``path`` (``"tools.browser.url"``), and its key.
+
+    Raises:
+        TypeError: when ``path`` names no setting (a mistake in the code, not the user's).
+    """
+    *sections, key = path.split(".")
+    model: object = Settings
+    for name in sections:
+        fields = model.model_fields if isinstance(model, type) and issubclass(model, BaseModel) else {}
+        model = fields[name].annotation if name in fields else None
+    if not (sections and isinstance(model, type) and issubclass(model, _Section) and key in model.model_fields):
+        raise TypeError(f"{path!r} is not a setting")
+    return model, key
+
+
+def _section_of(settings: Settings, path: str) -> tuple[_Section, str]:
+    """The section of ``settings`` that holds the setting at ``path``, and its key."""
+    _, key = _section_model(path)
+    section: Any = settings
+    for name in path.split(".")[:-1]:
+        section = getattr(section, name)
+    return section, key
+
+
+def check_setting(path: str, value: object, name: str) -> Any:
+    """Check ``value`` by the rule of the setting at ``path`` (``"model.threads"``); return it as the setting holds it.
+
+    The command-line options that set a setting (``--threads`` sets ``[model] threads``) are checked
+    here, so the file, the environment and the command line share one rule and one bound.
+
+    Raises:
+        ConfigError: ``"{name} must be at most 512"``: one line, naming the value as ``name``.
+    """
+    section_model, key = _section_model(path)
+    try:
+        checked = section_model.__pydantic_validator__.validate_assignment(section_model.model_construct(), key, value)
+    except ValidationError as error:
+        first = error.errors()[0]
+        first["loc"] = (name,)
+        raise ConfigError(describe(first)) from None
+    return getattr(checked, key)
+
+
+def get_setting(settings: Settings, path: str) -> Any:
+    """The value of the setting at ``path`` (``"chat.effort"``)."""
+    section, key = _section_of(settings, path)
+    return getattr(section, key)
+
+
+def set_setting(settings: Settings, path: str, value: object) -> None:
+    """Set the setting at ``path`` (``"model.context"``) to ``value``, checked by its rule.
+
+    Raises:
+        ConfigError: ``"model.context must be at least 256"``: one line naming the setting.
+    """
+    section, key = _section_of(settings, path)
+    try:
+        section.__pydantic_validator__.validate_assignment(section, key, value)
+    except ValidationError as error:
+        first = error.errors()[0]
+        first["loc"] = (path,)
+        raise ConfigError(describe(first)) from None
+
+
 def save_ui_value(path: Path, key: str, value: str) -> None:
     """Set ``[ui] key = "value"`` in the config file, keeping everything else, comments included.
 
@@ -290,6 +422,10 @@ def save_ui_value(path: Path, key: str, value: str) -> None:
 
 def save_config_value(path: Path, section: str, key: str, value: object) -> None:
     """Set ``key = value`` in ``[section]`` of the config file, keeping everything else, comments included.
+
+    The file is rewritten atomically and keeps its mode and owner (a config holding an API key
+    stays 0600); a symbolic link (dotfiles) stays a link and its target is what changes. A new file
+    is made 0600, in a new 0700 folder if its folder is missing.
 
     Raises:
         ConfigError: when the file is not valid TOML or ``section`` is not a table.
@@ -307,7 +443,5 @@ def save_config_value(path: Path, section: str, key: str, value: object) -> None
         table[key] = value
     except TOMLKitError as error:
         raise ConfigError(f"config file {path}: {error}") from error
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(path.name + ".part")
-    partial.write_text(tomlkit.dumps(document), encoding="utf-8")
-    partial.replace(path)
+    make_private_dir(Path(os.path.realpath(path)).parent, own=False)
+    replace_text(path, tomlkit.dumps(document))

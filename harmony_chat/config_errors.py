@@ -31,6 +31,7 @@ _TYPES = {
     "string_type": "a string",
     "bool_type": "true or false",
     "bool_parsing": "true or false",
+    "finite_number": "a finite number",
 }
 
 
@@ -99,6 +100,8 @@ def describe(error: ErrorDetails) -> str:
     if kind in ("greater_than_equal", "greater_than", "less_than_equal", "less_than"):
         words = {"greater_than_equal": "at least", "greater_than": "more than", "less_than_equal": "at most"}
         limit = next(iter(context.values()), "")
+        if isinstance(limit, float) and limit.is_integer():
+            limit = int(limit)  # "at most 2", not "at most 2.0"
         return f"{name} must be {words.get(kind, 'less than')} {limit}"
     message = str(error["msg"]).removeprefix("Value error, ")
     return f"{name}: {message}" if kind == "value_error" and "[key]" not in location else message

@@ -2,7 +2,7 @@
 
 TOML has real booleans, so ``max_tokens = true`` is a mistake, not the number 1 that pydantic's
 lax mode would make of it: a number field refuses ``true`` and ``false`` (environment variables
-stay strings and are still converted).
+stay strings and are still converted). TOML also has ``inf`` and ``nan``: no setting takes them.
 """
 
 from __future__ import annotations
@@ -35,7 +35,9 @@ def _number_kind(annotation: object) -> type | None:
 class Section(BaseModel):
     """A ``[section]`` of the config file."""
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True, validate_default=False)
+    model_config = ConfigDict(
+        extra="forbid", use_attribute_docstrings=True, validate_default=False, allow_inf_nan=False
+    )
 
     @field_validator("*", mode="before")
     @classmethod

@@ -13,6 +13,13 @@ from pydantic import ConfigDict, Field
 from harmony_chat.config_section import Section as _Section
 from harmony_chat.tools.mcp_config import McpServerConfig
 
+MAX_STEPS = 1000
+"""The most generation calls one turn may make (each tool result starts one)."""
+DEFAULT_MAX_STEPS = 8
+"""Generation calls per turn at most, unless ``[tools] max_steps`` says otherwise."""
+MAX_TOOL_SECONDS = 86_400.0
+"""The longest a tool call may run: a day."""
+
 
 class BrowserSettings(_Section):
     """``[tools.browser]``: where the built-in browser searches and what it may open."""
@@ -32,14 +39,17 @@ class ToolsSettings(_Section):
     """``ask`` before every call, run ``all`` without asking, or run ``none`` (the model is told it was declined)."""
     always: list[str] = Field(default_factory=list)
     """Tools that run without asking, as ``server.tool`` (the approval dialog's "always, saved" adds to it)."""
-    max_steps: int = Field(default=8, ge=1)
+    max_steps: int = Field(default=DEFAULT_MAX_STEPS, ge=1, le=MAX_STEPS)
     """Generation calls per turn at most; each tool result starts one more."""
-    timeout: float = Field(default=60.0, ge=1.0)
-    """Seconds a function tool (MCP) may run before it is stopped."""
+    timeout: float = Field(default=60.0, ge=1.0, le=MAX_TOOL_SECONDS)
+    """Seconds a function tool (MCP) may run before it is stopped (at most a day)."""
     builtin: list[Literal["python", "browser"]] = Field(default_factory=list)
     """gpt-oss's built-in tools to turn on: ``python`` (a contained Jupyter kernel), ``browser`` (search and read)."""
-    python_timeout: float = Field(default=120.0, ge=1.0)
-    """Seconds one ``python`` call may run."""
+    python_timeout: float = Field(default=120.0, ge=1.0, le=MAX_TOOL_SECONDS)
+    """Seconds one ``python`` call may run (at most a day)."""
+    python_disk_mb: int = Field(default=256, ge=1, le=65536)
+    """MiB the ``python`` tool's working folder and its ``/tmp`` may hold together (past it, writes fail and the
+    model is told); with Linux namespaces a tmpfs of this size, so memory, kept on disk between calls."""
     browser: BrowserSettings = Field(default_factory=BrowserSettings)
     """``[tools.browser]``"""
 
@@ -48,7 +58,11 @@ class McpSettings(_Section):
     """``[mcp]``: MCP servers whose tools the model may call."""
 
     model_config = ConfigDict(
-        extra="forbid", use_attribute_docstrings=True, validate_default=False, populate_by_name=True
+        extra="forbid",
+        use_attribute_docstrings=True,
+        validate_default=False,
+        populate_by_name=True,
+        allow_inf_nan=False,
     )
 
     import_file: str | None = Field(default=None, alias="import")

@@ -29,6 +29,26 @@ class FoundModel:
         """Size in gigabytes."""
         return self.size_bytes / 1e9
 
+    @property
+    def size_text(self) -> str:
+        """The size in the decimal unit that fits it (``12.8 GB``, ``38.2 MB``), as disks count."""
+        return human_size(self.size_bytes)
+
+
+def human_size(size_bytes: int) -> str:
+    """``size_bytes`` in the decimal unit that fits, one decimal from kB up (``999.9 MB``, then ``1.0 GB``).
+
+    rich's ``filesize.decimal`` writes ``1,000.0 MB`` just below a gigabyte, hence these few lines.
+    """
+    if size_bytes < 1000:
+        return f"{size_bytes} B"
+    size = size_bytes / 1000
+    for unit in ("kB", "MB", "GB"):
+        if round(size, 1) < 1000:
+            return f"{size:.1f} {unit}"
+        size /= 1000
+    return f"{size:.1f} TB"
+
 
 def search_dirs() -> list[tuple[str, Path]]:
     """Return (source name, folder) pairs to search, most specific first."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections import deque
 from collections.abc import Callable, Collection, Generator, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -35,6 +36,26 @@ class SamplingParams:
     Honoured by backends with ``guards_structure`` (llama.cpp in process); False lets a test or a
     measurement see what the model writes unguided.
     """
+    frequency_penalty: float = 0.0
+    """OpenAI's frequency penalty (-2 to 2): a token is less likely the more often it was generated."""
+    presence_penalty: float = 0.0
+    """OpenAI's presence penalty (-2 to 2): a token is less likely once it was generated (both penalties:
+    backends with ``supports_penalties``)."""
+    logit_bias: Mapping[int, float] | None = None
+    """Added to the logits of these token ids before sampling (``supports_logit_bias``)."""
+    logprobs: int | None = None
+    """Report each generated token's log probability and this many top alternatives (0 to 20) in
+    :attr:`ModelBackend.token_logprobs` (``supports_logprobs``); None reports none."""
+
+
+@dataclass(frozen=True, slots=True)
+class TokenLogprob:
+    """A generated token's log probability under the model, and the most likely tokens in its place."""
+
+    token_id: int
+    logprob: float
+    top: tuple[tuple[int, float], ...] = ()
+    """``(token id, log probability)`` pairs, most likely first."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,6 +137,15 @@ class ModelBackend(ABC):
     """Whether ``generate`` honours ``SamplingParams.json_schema`` (grammar-constrained tool arguments)."""
     guards_structure: bool = False
     """Whether ``generate`` honours ``SamplingParams.harmony_structure``."""
+    supports_penalties: bool = False
+    """Whether ``generate`` honours ``SamplingParams.frequency_penalty`` and ``presence_penalty``."""
+    supports_logit_bias: bool = False
+    """Whether ``generate`` honours ``SamplingParams.logit_bias``."""
+    supports_logprobs: bool = False
+    """Whether ``generate`` fills :attr:`token_logprobs` when ``SamplingParams.logprobs`` is set."""
+    token_logprobs: deque[TokenLogprob] | None = None
+    """The log probabilities of the tokens ``generate`` yielded that no one has taken yet, oldest first
+    (a new queue per generation that asks for them; a consumer may take them a group of tokens later)."""
 
     def __init__(self) -> None:
         self.last_stats = GenerationStats()

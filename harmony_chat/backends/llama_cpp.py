@@ -15,7 +15,7 @@ from collections.abc import Callable, Collection, Generator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harmony_chat.backends.base import GenerationStats, ModelBackend, ModelInfo, SamplingParams
+from harmony_chat.backends.base import GenerationStats, ModelBackend, ModelInfo, SamplingParams, TokenLogprob
 from harmony_chat.backends.grammar_check import GrammarCheck
 from harmony_chat.backends.llama_sampler import (
     JSON_STOPS,
@@ -25,6 +25,7 @@ from harmony_chat.backends.llama_sampler import (
     SamplerCosts,
     StructureMask,
 )
+from harmony_chat.backends.logits import LogitBias, LogprobRecorder
 from harmony_chat.backends.schema_grammar import UnenforceableSchema, schema_grammar
 from harmony_chat.errors import ModelError
 from harmony_chat.gguf.inspect import check_gguf_file
@@ -98,6 +99,19 @@ def _counting_llama(llama_class: type) -> type:
     return CountingLlama
 
 
+def _chained(processors: list[LogitsProcessor]) -> LogitsProcessor:
+    """One logits processor running ``processors`` in order."""
+    if len(processors) == 1:
+        return processors[0]
+
+    def run(input_ids: Any, scores: Any) -> Any:
+        for processor in processors:
+            scores = processor(input_ids, scores)
+        return scores
+
+    return run
+
+
 class LlamaCppBackend(ModelBackend):
     """Runs a gpt-oss GGUF with llama-cpp-python.
 
@@ -114,6 +128,9 @@ class LlamaCppBackend(ModelBackend):
     name = "llama.cpp"
     supports_json_schema = True
     guards_structure = True
+    supports_penalties = True
+    supports_logit_bias = True
+    supports_logprobs = True
 
     def __init__(
         self,
@@ -239,7 +256,10 @@ class LlamaCppBackend(ModelBackend):
             llm.set_seed(sampling.seed)
         stats = self.last_stats = GenerationStats(prompt_tokens=len(prompt))
         llm.evaluated = 0
-        stage = self._stage(llm, prompt, sampling)
+        recorder = LogprobRecorder(sampling.logprobs) if sampling.logprobs is not None else None
+        logprobs: deque[TokenLogprob] = deque()
+        self.token_logprobs = logprobs if recorder is not None else None
+        stage = self._stage(llm, prompt, sampling, recorder)
         llm.harmony_stage = stage
         stream = llm.generate(
             list(prompt),
@@ -248,6 +268,8 @@ class LlamaCppBackend(ModelBackend):
             top_k=sampling.top_k,
             min_p=sampling.min_p,
             repeat_penalty=1.0,
+            frequency_penalty=sampling.frequency_penalty,
+            presence_penalty=sampling.presence_penalty,
         )
         started = time.perf_counter()
         first = last = started
@@ -263,6 +285,10 @@ class LlamaCppBackend(ModelBackend):
                 stats.decode_s = last - first
                 if stage is not None:
                     stage.follow(token)
+                if recorder is not None:
+                    scored = recorder.entry(token)
+                    if scored is not None:
+                        logprobs.append(scored)
                 yield token
                 if token in stop_ids:
                     break
@@ -270,16 +296,25 @@ class LlamaCppBackend(ModelBackend):
             stream.close()
             llm.harmony_stage = None
 
-    def _stage(self, llm: Any, prompt: Sequence[int], sampling: SamplingParams) -> HarmonyStage | None:
-        """The sampler's first stage for this generation (None: nothing to mask)."""
+    def _stage(
+        self, llm: Any, prompt: Sequence[int], sampling: SamplingParams, recorder: LogprobRecorder | None
+    ) -> HarmonyStage | None:
+        """The sampler's first stage for this generation (None: nothing to mask).
+
+        Log probabilities, a logit bias and a test's processor need every token's logits in Python, so
+        a generation that asks for one samples each token through the Python stage.
+        """
         mask = None
         if sampling.harmony_structure and self._encoding is not None:
             headers = call_headers(self._encoding, sampling.required_calls) if sampling.required_calls else None
             mask = StructureMask(StructureGuard(self._encoding, prompt, headers=headers), len(prompt))
         grammar = self._grammar(sampling.json_schema)
-        extra = None
+        processors: list[LogitsProcessor] = [recorder] if recorder is not None else []  # the model's own logits
+        if sampling.logit_bias:
+            processors.append(LogitBias(sampling.logit_bias))
         if self.logits_processor is not None:
-            extra = (self.logits_processor, lambda: llm._input_ids)
+            processors.append(self.logits_processor)
+        extra = (_chained(processors), lambda: llm._input_ids) if processors else None
         if mask is None and grammar is None and extra is None:
             return None
         if grammar is not None:

@@ -15,6 +15,7 @@ from pathlib import Path
 from harmony_chat.backends.base import GenerationStats, ModelBackend, ModelInfo, SamplingParams
 from harmony_chat.errors import ReplayError
 from harmony_chat.harmony import tokens as tk
+from harmony_chat.private_files import write_private_text
 
 TURN_SEPARATOR = "\n=====\n"
 """Separates turns in a ``.txt`` recording."""
@@ -44,6 +45,8 @@ def read_recording(path: Path) -> list[list[int]]:
             data = json.loads(text)
         except json.JSONDecodeError as error:
             raise ReplayError(f"{path} is not valid JSON: {error.msg} at line {error.lineno}") from error
+        except RecursionError as error:  # nested deeper than Python's stack
+            raise ReplayError(f"{path} must hold a list of token ids per turn; it nests too deeply") from error
         turns = data if data and all(isinstance(item, list) for item in data) else [data]
         for turn in turns:
             if not isinstance(turn, list) or not all(isinstance(t, int) and tk.is_valid(t) for t in turn):
@@ -60,15 +63,15 @@ def read_recording(path: Path) -> list[list[int]]:
 
 
 def write_recording(path: Path, turns: Sequence[Sequence[int]]) -> None:
-    """Write ``turns`` as a ``.json`` or ``.txt`` recording (chosen by the suffix)."""
+    """Write ``turns`` as a ``.json`` or ``.txt`` recording (chosen by the suffix), a 0600 file (it holds a chat)."""
     if path.suffix == ".json":
         data: object = list(turns[0]) if len(turns) == 1 else [list(turn) for turn in turns]
-        path.write_text(json.dumps(data) + "\n", encoding="utf-8")
+        write_private_text(path, json.dumps(data) + "\n")
         return
     from harmony_chat.harmony.vocab import load_encoding
 
     encoding = load_encoding()
-    path.write_text(TURN_SEPARATOR.join(encoding.decode(list(turn)) for turn in turns) + "\n", encoding="utf-8")
+    write_private_text(path, TURN_SEPARATOR.join(encoding.decode(list(turn)) for turn in turns) + "\n")
 
 
 class SteppingClock:

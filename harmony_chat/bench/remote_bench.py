@@ -28,6 +28,7 @@ from harmony_chat.errors import EngineError
 from harmony_chat.harmony import tokens as tk
 from harmony_chat.harmony.session import ChatSession
 from harmony_chat.harmony.turn import TurnOptions, TurnStats, run_turn
+from harmony_chat.text_safety import visible
 
 BENCH_PROMPT = "Write a long, detailed essay about the history of computing, with code examples."
 
@@ -154,8 +155,10 @@ def print_remote_report(comparison: RemoteComparison, out: IO[str], as_json: boo
         return
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
-    table = Table(title=f"harmony-chat bench --url: {comparison.model} on {comparison.engine} @ {comparison.host}")
+    title = f"harmony-chat bench --url: {comparison.model} on {comparison.engine} @ {comparison.host}"
+    table = Table(title=Text(visible(title)))  # the engine's words are text, never markup or escapes
     for column in ("stream", "tokens", "time to first token", "tokens/s"):
         table.add_column(column, justify="right" if column != "stream" else "left")
     for label, figures in (("engine, raw token ids", comparison.raw), ("harmony-chat pipeline", comparison.pipeline)):

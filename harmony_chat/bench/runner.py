@@ -16,6 +16,7 @@ from harmony_chat.bench.guard_bench import GuardResult, bench_guard
 from harmony_chat.bench.pipeline_bench import DecodeComparison, backend_encoding, compare_decode
 from harmony_chat.bench.summary_bench import PROMPT_TO_DECODE, TYPICAL_SUMMARY_TOKENS, SummaryCost, bench_summaries
 from harmony_chat.bench.token_costs import StructuredComparison, TokenCosts, compare_structured, token_costs
+from harmony_chat.text_safety import visible
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,8 +154,10 @@ def print_report(report: BenchReport, out: IO[str], as_json: bool) -> None:
         return
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
-    table = Table(title=f"harmony-chat bench: {report.model_name} on {report.device}")
+    title = f"harmony-chat bench: {report.model_name} on {report.device}"
+    table = Table(title=Text(visible(title)))  # the model file's words are text, never markup or escapes
     table.add_column("measure")
     table.add_column("value", justify="right")
     table.add_column("note")

@@ -3,13 +3,17 @@
 Nothing runs without approval unless the configuration says so (``approve = "all"``). The
 conversation core asks through an :data:`Approver`, a blocking callable the UI provides: the TUI
 opens a modal, ``ask`` prompts on the terminal.
+
+Only a tool of an MCP server named in the configuration can be approved for good ("always,
+saved" and the config's ``[tools] always``): a built-in tool's "always" lasts for the
+conversation, and a saved key never approves a built-in, whatever the file or the UI says.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Literal
 
@@ -65,6 +69,8 @@ class ToolReview:
     """How to highlight ``arguments`` (``json``, or ``python`` for code)."""
     per_conversation: bool = False
     """"Always" lasts for this conversation only (built-in tools), not the whole session."""
+    savable: bool = False
+    """Whether "always" may be saved in the config file (set by :meth:`ApprovalPolicy.decide`)."""
 
 
 Approver = Callable[[ToolReview], Decision]
@@ -79,6 +85,10 @@ def pretty_arguments(arguments: str) -> str:
         return arguments
 
 
+BUILTIN_KEY_PREFIX = "builtin."
+"""How the keys of built-in tools begin (``builtin.python``): never savable."""
+
+
 def deny_all(review: ToolReview) -> Decision:
     """The approver of ``approve = "none"``: every call is declined."""
     return Decision(Choice.DENY, "tool calls are turned off (approve = none)")
@@ -86,15 +96,21 @@ def deny_all(review: ToolReview) -> Decision:
 
 @dataclass(slots=True)
 class ApprovalPolicy:
-    """Decides which calls need the user, and remembers the "always" answers of this session.
+    """Decides which calls need the user, and remembers the "always" answers.
 
     Args:
         mode: ``ask``, ``all`` or ``none``.
-        always: keys (``server.tool``) approved for good, e.g. from the config file.
+        always: keys (``server.tool``) approved for good, e.g. from the config file. They apply to
+            the tools of ``servers`` only, never to a built-in tool.
+        servers: the MCP servers named in the configuration (None: every MCP server counts); only
+            their tools may be approved for good.
     """
 
     mode: ApprovalMode = "ask"
     always: set[str] = field(default_factory=set)
+    servers: frozenset[str] | None = None
+    session_always: set[str] = field(default_factory=set)
+    """Keys approved with "always" (not saved) for the rest of the session."""
     conversation_always: set[str] = field(default_factory=set)
     """Keys approved for good in the current conversation only (cleared by :meth:`new_conversation`)."""
 
@@ -103,13 +119,39 @@ class ApprovalPolicy:
         self.conversation_always.clear()
 
     @classmethod
-    def from_config(cls, mode: ApprovalMode, always: Iterable[str] = ()) -> ApprovalPolicy:
-        """Build the policy from the configured mode and the saved "always" list."""
-        return cls(mode, set(always))
+    def from_config(
+        cls, mode: ApprovalMode, always: Iterable[str] = (), servers: Iterable[str] | None = None
+    ) -> ApprovalPolicy:
+        """Build the policy from the configured mode, the saved "always" list and the configured servers."""
+        return cls(mode, set(always), None if servers is None else frozenset(servers))
+
+    def savable(self, review: ToolReview) -> bool:
+        """Whether "always" for ``review``'s tool may be saved (a configured MCP server's tool, never a built-in)."""
+        if review.per_conversation:
+            return False
+        return self.servers is None or review.server in self.servers
+
+    def ignored_always(self) -> list[str]:
+        """The saved keys that approve nothing because they name a built-in tool (``builtin.python``)."""
+        if self.servers is not None and BUILTIN_KEY_PREFIX.rstrip(".") in self.servers:
+            return []  # an MCP server the user named "builtin": its keys are its tools'
+        return sorted(key for key in self.always if key.startswith(BUILTIN_KEY_PREFIX))
+
+    def remembered(self, review: ToolReview) -> bool:
+        """Whether an earlier "always" approves ``review`` without asking."""
+        if review.key in self.conversation_always:
+            return True
+        if review.per_conversation:
+            return False  # a built-in: only this conversation's "always" counts
+        return review.key in self.session_always or (review.key in self.always and self.savable(review))
 
     def decide(self, review: ToolReview, approver: Approver | None) -> tuple[Decision, str]:
-        """Return the decision for ``review`` and how it was reached (``auto``, ``always``, ``approved``...)."""
-        remembered = review.key in self.always or review.key in self.conversation_always
+        """Return the decision for ``review`` and how it was reached (``auto``, ``always``, ``approved``...).
+
+        The approver is shown ``review`` with ``savable`` set; an "always, saved" answer for a tool
+        that cannot be saved counts as "always" (for the session, or the conversation for a built-in).
+        """
+        remembered = self.remembered(review)
         if self.mode == "none" or (self.mode == "ask" and approver is None and not remembered):
             return deny_all(review), "denied"
         if self.mode == "all":
@@ -117,9 +159,14 @@ class ApprovalPolicy:
         if remembered:
             return Decision(Choice.ONCE), "always"
         assert approver is not None
-        decision = approver(review)
-        if decision.choice is Choice.ALWAYS_SAVE or (decision.choice is Choice.ALWAYS and not review.per_conversation):
+        savable = self.savable(review)
+        decision = approver(replace(review, savable=savable))
+        if decision.choice is Choice.ALWAYS_SAVE and not savable:
+            decision = Decision(Choice.ALWAYS, decision.reason)
+        if decision.choice is Choice.ALWAYS_SAVE:
             self.always.add(review.key)
-        elif decision.choice is Choice.ALWAYS:
+        elif decision.choice is Choice.ALWAYS and review.per_conversation:
             self.conversation_always.add(review.key)
+        elif decision.choice is Choice.ALWAYS:
+            self.session_always.add(review.key)
         return decision, "approved" if decision.approved else "denied"

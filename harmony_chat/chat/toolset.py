@@ -1,9 +1,16 @@
-"""The tools a conversation offers the model, gathered from every provider (MCP servers...)."""
+"""The tools a conversation offers the model, gathered from every provider (MCP servers...).
+
+Built-in and function tools never share a name: ``to=python`` and ``to=browser.*`` are the
+built-ins' (:class:`~harmony_chat.tools.naming.ToolNames` never gives a function their names),
+and a function tool is reached as ``functions.<name>``.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
+
+from harmony_chat.tools.naming import BUILTIN_NAMESPACES
 
 if TYPE_CHECKING:
     from openai_harmony import ToolDescription, ToolNamespaceConfig
@@ -74,7 +81,12 @@ class ToolSet:
         return found
 
     def find(self, called_as: str) -> tuple[ToolSpec, ToolProvider] | None:
-        """The tool a call addresses (``functions.x`` or a bare declared ``x``), if any."""
+        """The tool a call addresses (``functions.x`` or a bare declared ``x``), if any.
+
+        A bare built-in name (``python``, ``browser.search``) is never a function tool's.
+        """
+        if called_as.split(".", 1)[0] in BUILTIN_NAMESPACES:
+            return None
         name = called_as.removeprefix(FUNCTIONS_PREFIX)
         for spec, provider in self.entries():
             if spec.name == name:

@@ -8,11 +8,15 @@ unless ``--reasoning raw`` (``--show-reasoning``) asks for it (labelled, on stde
 mode the model's summary of it goes to stderr as ``[summary] …`` (nothing when it failed), and to
 ``--json`` as a ``summary`` event with what it cost. Citations of the browser's pages in the answer
 are shown as ``[1]`` with the sources after the answer (see :mod:`.ask_citations`).
+
+Everything the model, a tool or a page wrote reaches the terminal through
+:func:`~harmony_chat.text_safety.visible`: escape sequences show as ``␛[…`` and are never obeyed.
+``--json`` keeps the exact text instead, every control character escaped
+(:func:`~harmony_chat.text_safety.terminal_json`).
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import IO
 
@@ -41,6 +45,7 @@ from harmony_chat.harmony.header import plain_content_type
 from harmony_chat.harmony.session import ChatSession
 from harmony_chat.harmony.turn import PromptReady, TurnEvent, TurnStats
 from harmony_chat.harmony.visibility import Display, MessageKind, display_of, kind_of, message_kind
+from harmony_chat.text_safety import terminal_json, visible
 
 
 @dataclass(slots=True)
@@ -87,8 +92,9 @@ class AskPrinter:
         """The step's reasoning summaries (their cost goes into its ``--json`` stats line)."""
 
     def _note(self, text: str) -> None:
+        """A line on stderr; what the model, a tool or the engine wrote in it shows its control characters."""
         self._end_stderr_line()
-        print(text, file=self.err, flush=True)
+        print(visible(text), file=self.err, flush=True)
 
     def _end_stderr_line(self) -> None:
         if self._stderr_open:
@@ -126,13 +132,13 @@ class AskPrinter:
             self._json(event)
         elif self.request.raw:
             if isinstance(event, RawToken):
-                self.out.write(event.text)
+                self.out.write(visible(event.text))
                 self.out.flush()
         elif isinstance(event, ContentDelta):
             if display_of(event.channel, event.recipient) is Display.ANSWER:
                 self._write_answer(self._answer.feed(event.text) if self._answer else event.text)
             elif self._stderr_label(event.channel, event.recipient) is not None:
-                self.err.write(event.text)
+                self.err.write(visible(event.text))
                 self.err.flush()
         elif isinstance(event, MessageStarted):
             if kind_of(event.channel, event.recipient, event.content_type) is MessageKind.FINAL:
@@ -156,7 +162,7 @@ class AskPrinter:
 
     def _write_answer(self, text: str) -> None:
         if text:
-            self.out.write(text)
+            self.out.write(visible(text))
             self.out.flush()
             self._wrote_final = text
 
@@ -209,7 +215,7 @@ class AskPrinter:
             payload = {"type": "tool_loop_limit", "max_steps": event.max_steps}
         else:
             payload = {"type": "notice", "text": event.text, "severity": event.severity}
-        print(json.dumps(payload, ensure_ascii=False), file=self.out, flush=True)
+        print(terminal_json(payload), file=self.out, flush=True)
 
     def _summary(self, event: ReasoningSummary | SummaryStarted) -> None:
         """A summary goes to stderr as ``[summary] …`` (nothing when it failed), or out as JSON events."""
@@ -221,7 +227,7 @@ class AskPrinter:
             else:
                 payload = {"type": "summary_started", "part": event.part, "live": event.live}
                 payload["analysis_tokens"] = event.analysis_tokens
-            print(json.dumps(payload, ensure_ascii=False), file=self.out, flush=True)
+            print(terminal_json(payload), file=self.out, flush=True)
         elif isinstance(event, ReasoningSummary) and event.text is not None:
             self._note(f"[summary] {event.text}")
 
@@ -303,11 +309,11 @@ class AskPrinter:
             payload = {"type": "turn_finished", "reason": event.reason.value, "truncated": event.truncated}
         else:
             return
-        print(json.dumps(payload, ensure_ascii=False), file=self.out, flush=True)
+        print(terminal_json(payload), file=self.out, flush=True)
         if isinstance(event, MessageFinished) and message_kind(event.message) is MessageKind.FINAL:
             cited = citations_payload(event.text, self.sources())
             if cited is not None:
-                print(json.dumps(cited, ensure_ascii=False), file=self.out, flush=True)
+                print(terminal_json(cited), file=self.out, flush=True)
 
     def _finish(self, event: TurnStats) -> None:
         if not self.request.json:

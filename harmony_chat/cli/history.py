@@ -1,4 +1,13 @@
-"""``harmony-chat history``: list, show, search, export, delete and import stored conversations."""
+"""``harmony-chat history``: list, show, search, export, delete and import stored conversations.
+
+Stored text is the user's, the model's and the tools': whatever these commands write to stdout or
+stderr shows its control characters as visible symbols (:func:`~harmony_chat.text_safety.visible`),
+so a stored escape sequence never drives the terminal. ``export --out FILE`` writes the exact text
+(a file is no terminal); JSON is exact everywhere, every control character escaped.
+
+``delete`` asks first (``--yes`` skips the question); an answer other than yes, or no answer at all
+(standard input at its end), deletes nothing and exits with :data:`NOT_DELETED_EXIT_CODE`.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +18,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
+
+from harmony_chat.errors import HarmonyChatError
+from harmony_chat.text_safety import visible
 
 if TYPE_CHECKING:
     from harmony_chat.config import Settings
@@ -21,6 +33,11 @@ history_app = typer.Typer(
 )
 
 DbOpt = Annotated[Path | None, typer.Option("--history-db", help="The history database file.")]
+MAX_CONVERSATION_ID = 2**63 - 1
+"""The largest conversation id (SQLite's integers are 64-bit: a larger number cannot be looked up)."""
+ConversationArg = Annotated[int, typer.Argument(min=1, max=MAX_CONVERSATION_ID, help="The conversation's id.")]
+NOT_DELETED_EXIT_CODE = 3
+"""``history delete``'s exit code when the deletion was not confirmed (1: an error, 130: interrupted)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +83,31 @@ def app_history(
         return None, str(error)
 
 
+class HistoryFileError(HarmonyChatError):
+    """A file a history command reads or writes cannot be used."""
+
+
+def _reason(path: Path, error: OSError) -> str:
+    """Why ``path`` cannot be written, in words."""
+    if path.is_dir():
+        return "it is a folder"
+    if not path.parent.is_dir():
+        return f"there is no folder {path.parent}"
+    return error.strerror or str(error)
+
+
+def _confirmed(question: str) -> bool:
+    """Ask ``question`` on stderr and read the answer; only yes counts (no answer, end of input: no)."""
+    print(f"{question} [y/N] ", end="", file=sys.stderr, flush=True)
+    try:
+        answer = sys.stdin.readline() if sys.stdin is not None else ""
+    except (OSError, ValueError):  # no standard input, or a closed one
+        answer = ""
+    if not answer.endswith("\n"):
+        print(file=sys.stderr)  # end the question's line when input ended without one
+    return answer.strip().lower() in ("y", "yes")
+
+
 def _store(ctx: typer.Context, path: Path | None) -> HistoryStore:
     from harmony_chat.config import load_settings
 
@@ -79,15 +121,15 @@ def list_command(ctx: typer.Context, history_db: DbOpt = None) -> None:
     store = _store(ctx, history_db)
     for row in store.list_conversations():
         when = dt.datetime.fromtimestamp(row.updated_at).strftime("%Y-%m-%d %H:%M")
-        print(f"{row.id}\t{when}\t{row.model}\t{row.messages} messages\t{row.title}")
+        print(visible(f"{row.id}\t{when}\t{row.model}\t{row.messages} messages\t{row.title}"))
 
 
 @history_app.command("show")
-def show_command(ctx: typer.Context, conversation: int, history_db: DbOpt = None) -> None:
+def show_command(ctx: typer.Context, conversation: ConversationArg, history_db: DbOpt = None) -> None:
     """Print a conversation as Markdown (final answers and preambles)."""
     from harmony_chat.history.export import to_markdown
 
-    print(to_markdown(_store(ctx, history_db).load(conversation)), end="")
+    print(visible(to_markdown(_store(ctx, history_db).load(conversation))), end="")
 
 
 @history_app.command("search")
@@ -95,7 +137,7 @@ def search_command(ctx: typer.Context, text: str, history_db: DbOpt = None) -> N
     """Full-text search over your messages and the final answers."""
     hits = _store(ctx, history_db).search(text)
     for hit in hits:
-        print(f"{hit.conversation}\t{hit.title}\t{hit.snippet}")
+        print(visible(f"{hit.conversation}\t{hit.title}\t{hit.snippet}"))
     if not hits:
         print(f"no conversation mentions {text!r}", file=sys.stderr)
 
@@ -103,13 +145,16 @@ def search_command(ctx: typer.Context, text: str, history_db: DbOpt = None) -> N
 @history_app.command("export")
 def export_command(
     ctx: typer.Context,
-    conversation: int,
+    conversation: ConversationArg,
     export_format: Annotated[str, typer.Option("--format", "-f", help="md, json or harmony.")] = "md",
     with_reasoning: Annotated[bool, typer.Option("--with-reasoning", help="Add stored analysis.")] = False,
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Write here instead of stdout.")] = None,
     history_db: DbOpt = None,
 ) -> None:
-    """Export a conversation as Markdown, JSON (harmony Conversation + metadata) or harmony text."""
+    """Export a conversation as Markdown, JSON (harmony Conversation + metadata) or harmony text.
+
+    On stdout control characters show as visible symbols; ``--out FILE`` keeps the exact text.
+    """
     from harmony_chat.history.export import FORMATS, to_harmony, to_json, to_markdown
 
     if export_format not in FORMATS:
@@ -118,39 +163,47 @@ def export_command(
     if export_format == "md":
         text = to_markdown(stored, with_reasoning)
     else:
+        from harmony_chat.demo.pocket import pocket_model_path
         from harmony_chat.harmony.vocab import load_encoding
 
         exporter = to_json if export_format == "json" else to_harmony
-        text = exporter(stored, load_encoding(), with_reasoning)
+        text = exporter(stored, load_encoding(fallback_gguf=pocket_model_path()), with_reasoning)
     if out is None:
-        print(text, end="")
-    else:
-        out.write_text(text, encoding="utf-8")
+        print(visible(text), end="")
+        return
+    from harmony_chat.private_files import write_private_text
+
+    try:
+        write_private_text(out, text)  # a conversation: only its owner may read it
+    except OSError as error:
+        raise HistoryFileError(f"cannot write {out}: {_reason(out, error)}") from error
 
 
 @history_app.command("delete")
 def delete_command(
     ctx: typer.Context,
-    conversation: int,
+    conversation: ConversationArg,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
     history_db: DbOpt = None,
 ) -> None:
     """Delete a conversation."""
     store = _store(ctx, history_db)
     title = store.load(conversation).title
-    if not yes and not typer.confirm(f"Delete conversation {conversation} ({title})?"):
-        raise typer.Exit(1)
+    if not yes and not _confirmed(visible(f"Delete conversation {conversation} ({title})?")):
+        print(f"not deleted: conversation {conversation} is kept (--yes deletes without asking)", file=sys.stderr)
+        raise typer.Exit(NOT_DELETED_EXIT_CODE)
     store.delete(conversation)
 
 
 @history_app.command("import")
 def import_command(ctx: typer.Context, file: Path, history_db: DbOpt = None) -> None:
     """Import a harmony Conversation JSON file; print the new conversation's id."""
+    from harmony_chat.demo.pocket import pocket_model_path
     from harmony_chat.harmony.session import ChatSession
     from harmony_chat.harmony.vocab import load_encoding
     from harmony_chat.history.recording import session_settings
 
-    session = ChatSession.load(load_encoding(), file)
+    session = ChatSession.load(load_encoding(fallback_gguf=pocket_model_path()), file)
     store = _store(ctx, history_db)
     conversation = store.import_messages(session.history, session_settings(session))
     print(conversation)

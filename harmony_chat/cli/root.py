@@ -11,37 +11,14 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from typer.core import TyperGroup
 from typer.exceptions import TyperException
 
 from harmony_chat import __version__, collector
-from harmony_chat.cli.history import RootOptions, app_history, history_app
-from harmony_chat.cli.options import (
-    ApiKeyOpt,
-    ApproveOpt,
-    ConfigOpt,
-    CtxOpt,
-    DemoOpt,
-    EffortOpt,
-    EngineOpt,
-    GpuOpt,
-    HfFileOpt,
-    HfRepoOpt,
-    InstructionsOpt,
-    MaxStepsOpt,
-    MaxTokensOpt,
-    McpConfigOpt,
-    ModelOpt,
-    ReplayOpt,
-    SeedOpt,
-    ServedModelOpt,
-    TemperatureOpt,
-    ThreadsOpt,
-    ToolOpt,
-    UrlOpt,
-    YesOpt,
-    chat_options,
-)
+from harmony_chat.cli.history import MAX_CONVERSATION_ID, RootOptions, app_history, history_app
+from harmony_chat.cli.options import APP, Overrides, chat_flags
 from harmony_chat.errors import HarmonyChatError
+from harmony_chat.text_safety import visible
 
 app = typer.Typer(
     name="harmony-chat",
@@ -55,6 +32,12 @@ app = typer.Typer(
 
 class NotATerminal(HarmonyChatError):
     """The chat app was started without a terminal to draw on or read keys from."""
+
+    exit_code = 2
+
+
+class MisplacedOption(HarmonyChatError):
+    """An option given before a command that the command would not use (a usage error)."""
 
     exit_code = 2
 
@@ -82,6 +65,36 @@ def _is_terminal(stream: object) -> bool:
         return False
 
 
+READS_NO_CONFIG = frozenset({"bench", "models"})
+"""Commands that read no config file, so a ``--config`` before them would change nothing."""
+
+
+def _check_root_options(ctx: typer.Context, command: str) -> None:
+    """Refuse an option given before ``command`` that ``command`` would not use.
+
+    ``--config`` applies to every command that reads the config file, ``--history-db`` to the
+    history commands; the app's other options (``--model``, ``--effort``...) belong after the
+    command (``harmony-chat ask --model F``), where the command has them.
+
+    Raises:
+        MisplacedOption: one line naming the option and where it goes.
+    """
+    used = {"config"} if command not in READS_NO_CONFIG else set()
+    if command == "history":
+        used.add("history_db")
+    for param in ctx.command.params:
+        source = ctx.get_parameter_source(param.name) if param.name else None
+        if param.name in used or source is None or source.name != "COMMANDLINE":
+            continue
+        flag = max(param.opts, key=len)
+        if param.name == "config":
+            raise MisplacedOption(f"--config does not apply to `harmony-chat {command}`: it reads no config file")
+        sub = ctx.command.get_command(ctx, command) if isinstance(ctx.command, TyperGroup) else None
+        if sub is not None and any(flag in other.opts for other in sub.params):
+            raise MisplacedOption(f"{flag} goes after the command: harmony-chat {command} {flag} ...")
+        raise MisplacedOption(f"{flag} does not apply to `harmony-chat {command}`")
+
+
 def _version(value: bool) -> None:
     if value:
         print(f"harmony-chat {__version__}")
@@ -89,32 +102,10 @@ def _version(value: bool) -> None:
 
 
 @app.callback(invoke_without_command=True)
+@chat_flags(APP)
 def root(
-    ctx: typer.Context,
-    model: ModelOpt = None,
-    hf_repo: HfRepoOpt = None,
-    hf_file: HfFileOpt = None,
-    replay: ReplayOpt = None,
-    demo: DemoOpt = False,
-    replay_demo: Annotated[bool, typer.Option("--replay-demo", help="Replay recorded gpt-oss conversations.")] = False,
-    url: UrlOpt = None,
-    engine: EngineOpt = None,
-    api_key: ApiKeyOpt = None,
-    served_model: ServedModelOpt = None,
-    effort: EffortOpt = None,
-    instructions: InstructionsOpt = None,
-    ctx_size: CtxOpt = None,
-    gpu_layers: GpuOpt = None,
-    threads: ThreadsOpt = None,
-    temperature: TemperatureOpt = None,
-    max_tokens: MaxTokensOpt = None,
-    seed: SeedOpt = None,
-    approve: ApproveOpt = None,
-    yes: YesOpt = False,
-    max_steps: MaxStepsOpt = None,
-    mcp_config: McpConfigOpt = None,
-    tool: ToolOpt = None,
-    config: ConfigOpt = None,
+    invocation: typer.Context,
+    overrides: Overrides,
     resume: Annotated[
         str | None,
         typer.Option("--resume", help="Continue conversation ID (with no ID: choose one)."),
@@ -127,46 +118,21 @@ def root(
     ] = False,
 ) -> None:
     """Chat with gpt-oss (a local GGUF, a serving engine, or the pocket model). With no command, open the app."""
-    if ctx.invoked_subcommand is not None:
+    if invocation.invoked_subcommand is not None:
+        _check_root_options(invocation, invocation.invoked_subcommand)
         collector.resume()  # only the app's startup runs without the collector (``collector.py``)
-        ctx.obj = RootOptions(config, history_db)  # the history commands honour --config and --history-db
+        # --config for every command, --history-db for history's
+        invocation.obj = RootOptions(overrides.config, history_db)
         return
-    from harmony_chat.config import load_settings
-
-    settings = load_settings(config)
-    options = chat_options(
-        config,
-        model=model,
-        hf_repo=hf_repo,
-        hf_file=hf_file,
-        replay=replay,
-        demo=demo,
-        replay_demo=replay_demo,
-        url=url,
-        engine=engine,
-        api_key=api_key,
-        served_model=served_model,
-        effort=effort,
-        instructions=instructions,
-        context=ctx_size,
-        gpu_layers=gpu_layers,
-        threads=threads,
-        temperature=temperature,
-        max_tokens=max_tokens,
-        seed=seed,
-        approve=approve,
-        yes=yes,
-        max_steps=max_steps,
-        mcp_files=mcp_config,
-        builtin=tool,
-    )
+    options = overrides.chat_options()
     if options.replay_demo:
         options.replay_delay = 0.02  # replays look like a live model in the app
     options.demo_tools = True  # the pocket model shows the tool loop: its weather tool and python
-    history, history_off = app_history(history_db, settings, no_history, resume is not None or continue_latest)
+    wanted = resume is not None or continue_latest
+    history, history_off = app_history(history_db, options.settings, no_history, wanted)
     chosen: int | str | None = None
     if resume is not None and resume != "pick":
-        if not resume.isdigit():
+        if not (resume.isascii() and resume.isdigit() and int(resume) <= MAX_CONVERSATION_ID):
             raise typer.BadParameter(f"--resume takes a conversation id, not {resume!r}")
         chosen = int(resume)
     elif resume == "pick" or continue_latest:
@@ -182,7 +148,7 @@ def root(
         history.recover_interrupted()
     from harmony_chat.tui.app import run_tui
 
-    run_tui(options, settings, history, chosen, history_off)
+    run_tui(options, history, chosen, history_off)
 
 
 app.add_typer(history_app, name="history")
@@ -196,15 +162,18 @@ def models() -> None:
 
     found = find_models()
     for model in found:
-        print(f"{model.path}\t{model.size_gb:.1f} GB\t{model.source}")
+        print(visible(f"{model.path}\t{model.size_text}\t{model.source}"))
     if not found:
         folders = ", ".join(str(folder) for _, folder in search_dirs())
-        print(f"No gpt-oss GGUF files found (searched {folders}).", file=sys.stderr)
+        print(visible(f"No gpt-oss GGUF files found (searched {folders})."), file=sys.stderr)
         print(f"Download gpt-oss-20b (about 12 GB) with:\n  {DOWNLOAD_COMMAND}", file=sys.stderr)
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the CLI and return its exit code; every expected failure becomes one ``error:`` line."""
+    """Run the CLI and return its exit code; every expected failure becomes one ``error:`` line.
+
+    An error can quote an engine, a model or a file: its control characters show as symbols.
+    """
     args = list(sys.argv[1:] if argv is None else argv)
     for index, arg in enumerate(args):  # a bare --resume (no id) opens the history to choose
         if arg == "--resume" and (index + 1 == len(args) or args[index + 1].startswith("-")):
@@ -212,10 +181,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         result = app(args=args, standalone_mode=False, prog_name="harmony-chat")
     except TyperException as error:
-        print(f"error: {error.format_message()}", file=sys.stderr)
+        print(visible(f"error: {error.format_message()}"), file=sys.stderr)
         return error.exit_code
     except HarmonyChatError as error:
-        print(f"error: {error}", file=sys.stderr)
+        print(visible(f"error: {error}"), file=sys.stderr)
         return error.exit_code
     except (typer.Abort, KeyboardInterrupt):
         print("interrupted", file=sys.stderr)

@@ -33,6 +33,7 @@ from pydantic import ValidationError
 from harmony_chat.errors import ContextOverflowError, ConversationFileError
 from harmony_chat.harmony.effort import Effort, parse_effort
 from harmony_chat.harmony.visibility import MessageKind, PromptKeep, is_answer, message_kind, rule_of
+from harmony_chat.private_files import write_private_text
 
 OverflowPolicy = Literal["evict", "refuse"]
 
@@ -286,13 +287,13 @@ class ChatSession:
         return Conversation.from_messages([*prefix, *kept])
 
     def save(self, path: Path) -> None:
-        """Write the conversation as openai-harmony's Conversation JSON.
+        """Write the conversation as openai-harmony's Conversation JSON (a 0600 file: conversations are private).
 
         Raises:
             ConversationFileError: if the file cannot be written.
         """
         try:
-            path.write_text(self.to_conversation().to_json(), encoding="utf-8")
+            write_private_text(path, self.to_conversation().to_json())  # a conversation: only its owner reads it
         except OSError as error:
             raise ConversationFileError(f"cannot write conversation {path}: {error.strerror}") from error
 
@@ -310,6 +311,8 @@ class ChatSession:
             conversation = Conversation.from_json(path.read_text(encoding="utf-8"))
         except OSError as error:
             raise ConversationFileError(f"cannot read conversation {path}: {error.strerror}") from error
+        except RecursionError as error:  # JSON nested deeper than Python's stack
+            raise ConversationFileError(f"{path} is not a harmony conversation: its JSON nests too deeply") from error
         except (ValueError, ValidationError, KeyError, TypeError) as error:
             first_line = str(error).splitlines()[0] if str(error) else type(error).__name__
             raise ConversationFileError(f"{path} is not a harmony conversation: {first_line}") from error

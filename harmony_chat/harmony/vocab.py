@@ -6,9 +6,9 @@ file is resolved in this order and the result is cached in the app's cache dir:
 1. ``TIKTOKEN_ENCODINGS_BASE`` when set (and the file is there);
 2. the app's cache dir;
 3. derived from the tokenizer stored inside the user's gpt-oss GGUF, verified by sha256;
-4. derived the same way from the pocket gpt-oss GGUF that ships inside the package, so a fresh
-   install works offline with nothing else present;
-5. harmony's own download (into the app's cache dir), only if the shipped GGUF is missing or damaged.
+4. derived the same way from the fallback GGUF the caller passes (the app passes the pocket gpt-oss
+   that ships inside the package, so a fresh install works offline with nothing else present);
+5. harmony's own download (into the app's cache dir), only if the fallback is missing or damaged.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from openai_harmony import HarmonyEncoding, HarmonyEncodingName, load_harmony_en
 
 from harmony_chat.errors import VocabularyError
 from harmony_chat.locations import vocab_cache_dir
+from harmony_chat.private_files import make_private_dir
 
 VOCAB_FILE = "o200k_base.tiktoken"
 """The file name openai-harmony looks for."""
@@ -50,7 +51,7 @@ def _write_verified(data: bytes, folder: Path) -> Path:
     digest = hashlib.sha256(data).hexdigest()
     if digest != VOCAB_SHA256:
         raise VocabularyError(f"the vocabulary derived from the GGUF does not match o200k_base (sha256 {digest[:12]}…)")
-    folder.mkdir(parents=True, exist_ok=True)
+    make_private_dir(folder, own=False)  # the app's cache folders are its own: 0700 when it makes them
     temporary = folder / (VOCAB_FILE + ".part")
     temporary.write_bytes(data)
     temporary.replace(folder / VOCAB_FILE)
@@ -84,30 +85,23 @@ def derive_from_gguf(gguf_path: Path, folder: Path) -> Path:
 def _download(folder: Path) -> Path:
     """Let openai-harmony download the file into our cache, then keep it under its real name."""
     download_cache = folder / "download"
+    make_private_dir(folder, own=False)  # before openai-harmony makes the folders with the umask's mode
     os.environ.pop(ENV_BASE, None)
     os.environ["TIKTOKEN_RS_CACHE_DIR"] = str(download_cache)
     load_harmony_encoding(HarmonyEncodingName.HARMONY_GPT_OSS)
     cached = download_cache / hashlib.sha1(VOCAB_URL.encode()).hexdigest()
     if cached.is_file():
-        folder.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(cached, folder / VOCAB_FILE)
     return folder
 
 
-def _shipped_gguf() -> Path | None:
-    """The pocket gpt-oss GGUF inside the package (None if this install lacks it)."""
-    from harmony_chat.pocket import pocket_model_path
-
-    path = pocket_model_path()
-    return path if path.is_file() else None
-
-
-def resolve_vocabulary(gguf_path: Path | None = None) -> Path:
+def resolve_vocabulary(gguf_path: Path | None = None, fallback_gguf: Path | None = None) -> Path:
     """Return a folder holding a verified ``o200k_base.tiktoken``, trying each source in turn.
 
     Args:
-        gguf_path: the user's gpt-oss GGUF, used to derive the file when nothing is cached
-            (before the shipped pocket GGUF).
+        gguf_path: the user's gpt-oss GGUF, used to derive the file when nothing is cached.
+        fallback_gguf: a gpt-oss GGUF to derive it from next (the app's shipped pocket model);
+            skipped when the file is not there (an install that lacks it).
 
     Raises:
         VocabularyError: one message naming every option when all sources fail.
@@ -119,7 +113,8 @@ def resolve_vocabulary(gguf_path: Path | None = None) -> Path:
     if _valid_file(cache):
         return cache
     problems: list[str] = []
-    for source in dict.fromkeys(path for path in (gguf_path, _shipped_gguf()) if path is not None):
+    fallback = fallback_gguf if fallback_gguf is not None and fallback_gguf.is_file() else None
+    for source in dict.fromkeys(path for path in (gguf_path, fallback) if path is not None):
         try:
             return derive_from_gguf(source, cache)
         except VocabularyError as error:
@@ -139,8 +134,10 @@ def resolve_vocabulary(gguf_path: Path | None = None) -> Path:
     )
 
 
-def load_encoding(gguf_path: Path | None = None) -> HarmonyEncoding:
+def load_encoding(gguf_path: Path | None = None, fallback_gguf: Path | None = None) -> HarmonyEncoding:
     """Return the harmony encoding, resolving the vocabulary offline first (loaded once).
+
+    The GGUFs are those of :func:`resolve_vocabulary`; once loaded, later calls need neither.
 
     Raises:
         VocabularyError: when no vocabulary can be found or loaded.
@@ -148,7 +145,7 @@ def load_encoding(gguf_path: Path | None = None) -> HarmonyEncoding:
     global _encoding
     with _lock:
         if _encoding is None:
-            folder = resolve_vocabulary(gguf_path)
+            folder = resolve_vocabulary(gguf_path, fallback_gguf)
             os.environ[ENV_BASE] = str(folder)
             try:
                 _encoding = load_harmony_encoding(HarmonyEncodingName.HARMONY_GPT_OSS)

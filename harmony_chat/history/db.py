@@ -5,6 +5,11 @@ instances (and the generation thread) can write without corrupting anything. A f
 healthy harmony-chat history (damaged, or another application's SQLite database) raises
 :class:`HistoryError` and is never written; a place where no history can be kept (a directory, a
 read-only folder) raises :class:`HistoryLocationError`.
+
+Conversations are private: the file (and SQLite's ``-wal`` and ``-shm`` beside it, which SQLite
+makes with the file's own mode) is 0600, and the data folder the app keeps it in is 0700, whatever
+the umask; a history found looser is tightened when it is opened. A folder the user chose for a
+``--history-db`` file is left as it is.
 """
 
 from __future__ import annotations
@@ -17,12 +22,15 @@ from pathlib import Path
 from harmony_chat.errors import HarmonyChatError
 from harmony_chat.history.text import auto_title, fold
 from harmony_chat.locations import data_dir
+from harmony_chat.private_files import create_private_file, make_private_dir, tighten
 
 BUSY_TIMEOUT_MS = 10_000
 APPLICATION_ID = 0x68636874
 """``PRAGMA application_id`` of a harmony-chat history ("hcht"), set from schema 2 on."""
 V1_TABLES = frozenset({"conversations", "turns", "messages", "search"})
 """The tables every harmony-chat history has had since schema 1."""
+COMPANION_SUFFIXES = ("-wal", "-shm", "-journal")
+"""The files SQLite keeps beside a database (they hold its latest writes: as private as the file)."""
 
 MIGRATIONS: tuple[str, ...] = (
     """
@@ -101,6 +109,20 @@ class HistoryLocationError(HistoryError):
 def default_database() -> Path:
     """Where the history lives: ``history.sqlite3`` in the user data dir."""
     return data_dir() / "history.sqlite3"
+
+
+def _is_app_folder(folder: Path) -> bool:
+    """Whether ``folder`` is the app's own data folder (tightened), not one the user chose (left alone)."""
+    try:
+        return folder.resolve() == data_dir().resolve()
+    except OSError:
+        return False
+
+
+def _make_private(path: Path) -> None:
+    """Tighten the history file and the files SQLite keeps beside it."""
+    for file in (path, *(path.with_name(path.name + suffix) for suffix in COMPANION_SUFFIXES)):
+        tighten(file)
 
 
 def _why(path: Path, error: OSError) -> str:
@@ -183,7 +205,9 @@ def open_database(path: Path) -> Path:
             with path.open("rb") as stream:
                 if stream.read(16) != b"SQLite format 3\x00":
                     raise _refused(path, "is not an SQLite database")
-        path.parent.mkdir(parents=True, exist_ok=True)
+        make_private_dir(path.parent, own=_is_app_folder(path.parent))
+        if not exists:
+            create_private_file(path)  # 0600 before SQLite makes it (SQLite would use the umask)
     except OSError as error:
         raise HistoryLocationError(f"cannot keep the history in {path}: {_why(path, error)}") from error
     try:
@@ -193,6 +217,7 @@ def open_database(path: Path) -> Path:
     try:
         if exists:
             _check_ours(path, connection)
+        _make_private(path)  # ours: a history left readable by others is tightened
         connection.execute("PRAGMA journal_mode = WAL")
         _migrate(connection)
     except sqlite3.OperationalError as error:

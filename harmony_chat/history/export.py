@@ -2,8 +2,10 @@
 
 In Markdown, the answers' citations of the browser's pages (``【3†L10-L15】``) become footnotes
 ``[^1]`` with the page's title and URL, rebuilt from the browser's tool messages before each answer
-(numbered on through the document, so two answers never share a label). JSON and harmony
-exports keep the model's text as it was.
+(numbered on through the document, so two answers never share a label). Every export keeps the
+model's text as it was; JSON escapes each control character in it (``\u001b``), Markdown and
+harmony text hold them raw, so the command line shows those through
+:func:`~harmony_chat.text_safety.visible` when it writes them to stdout.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from openai_harmony import Conversation, HarmonyEncoding, Message, RenderConvers
 
 from harmony_chat.harmony.visibility import POLICY, Display, MessageKind, message_kind, rule_of, visible
 from harmony_chat.history.store import StoredConversation, StoredSummary, message_text
+from harmony_chat.text_safety import terminal_json
 
 FORMATS = ("md", "json", "harmony")
 
@@ -133,7 +136,7 @@ def to_json(stored: StoredConversation, encoding: HarmonyEncoding, with_reasonin
             for t in stored.turns
         ],
     }
-    return json.dumps(data, ensure_ascii=False, indent=2) + "\n"
+    return terminal_json(data, indent=2) + "\n"
 
 
 def to_harmony(stored: StoredConversation, encoding: HarmonyEncoding, with_reasoning: bool = False) -> str:

@@ -4,7 +4,7 @@ Each process that records turns holds an OS file lock (``filelock``) on a file o
 the database, ``<database>.instances/<id>.lock``, and writes its id into the turns it starts. The
 operating system releases the lock when the process ends, however it ends, so another process can
 tell a live turn (lock held) from one a killed process left behind (lock free), with no clock and
-no process ids that could be reused.
+no process ids that could be reused. The folder is 0700 and the lock files 0600, like the history.
 """
 
 from __future__ import annotations
@@ -17,6 +17,8 @@ from pathlib import Path
 
 from filelock import FileLock, SoftFileLock, Timeout
 
+from harmony_chat.private_files import PRIVATE_FILE, make_private_dir
+
 SUFFIX = ".lock"
 
 
@@ -26,7 +28,7 @@ def instances_folder(database: Path) -> Path:
 
 
 def _lock(path: Path) -> FileLock:
-    return FileLock(path, timeout=0, thread_local=False)
+    return FileLock(path, timeout=0, mode=PRIVATE_FILE, thread_local=False)
 
 
 def _remove(path: Path) -> None:
@@ -59,7 +61,7 @@ class InstanceLock:
         if self._lock is None:
             lock = _lock(self.folder / f"{self.id}{SUFFIX}")
             try:
-                self.folder.mkdir(parents=True, exist_ok=True)
+                make_private_dir(self.folder)
                 lock.acquire()
             except (OSError, NotImplementedError, Timeout):
                 return None
@@ -86,7 +88,7 @@ def if_gone(folder: Path, instance: str) -> Iterator[bool]:
     path = folder / f"{instance}{SUFFIX}"
     lock = _lock(path)
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        make_private_dir(folder)
         lock.acquire()
     except Timeout:
         yield False

@@ -1,52 +1,80 @@
 """The HTTP app: routes, request checks, and :func:`run_server` for the ``serve`` command.
 
 ``POST /v1/chat/completions``, ``POST /v1/responses`` (and ``GET /v1/responses/{id}`` for a
-stored one), ``GET /v1/models``, ``GET /health``. Every failure is an OpenAI-shaped JSON error;
-nothing the server does shows a traceback to a client.
+stored one), the Conversations API (:mod:`~harmony_chat.server.conversations`), ``GET
+/v1/models`` and ``/v1/models/{id}``, ``GET /health``. Every failure is an OpenAI-shaped JSON
+error; nothing the server does shows a traceback to a client. :class:`RequestGuard` refuses
+foreign Host names, foreign web origins and non-JSON bodies before any route runs.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from harmony_chat.server.backend_pool import BackendPool, pool_for
 from harmony_chat.server.chat_completions import ChatFormatter
 from harmony_chat.server.chat_request import ChatRequest, chat_transcript
+from harmony_chat.server.connections import (
+    DEFAULT_BACKLOG,
+    DEFAULT_HEADER_TIMEOUT_S,
+    DEFAULT_MAX_CONNECTIONS,
+    fit_connections,
+    guarded_protocol,
+)
+from harmony_chat.server.conversations import ConversationRoutes, input_items
 from harmony_chat.server.errors import ApiError, invalid_request
 from harmony_chat.server.generation import TurnRun
+from harmony_chat.server.guard import LOOPBACK_HOSTS, RequestGuard, host_rule
+from harmony_chat.server.json_body import parse_object
 from harmony_chat.server.limits import (
     DEFAULT_MAX_BODY_BYTES,
     DEFAULT_MAX_QUEUE,
     GenerationGate,
     check_api_key,
     check_bind,
+    has_api_key,
     read_body,
 )
-from harmony_chat.server.response_store import DEFAULT_STORE_SIZE, ResponseStore, StoredResponse
+from harmony_chat.server.log_limits import quiet_repeats
+from harmony_chat.server.response_store import (
+    DEFAULT_MAX_AGE_S,
+    DEFAULT_STORE_SIZE,
+    ServerStore,
+    StoredResponse,
+    StoreFull,
+)
 from harmony_chat.server.responses_output import ResponseBuilder
 from harmony_chat.server.responses_request import (
+    LOGPROBS_INCLUDE,
+    Item,
     ResponsesRequest,
     normalise_input,
     output_as_input,
     responses_transcript,
 )
+from harmony_chat.server.sampling_request import check_sampling
 from harmony_chat.server.streaming import GatedResponse, chat_stream, collect, first_event, responses_stream
 from harmony_chat.server.summaries import parse_summary, summarizer_for
 from harmony_chat.server.transcript import ServedModel, Transcript, build_session, turn_options
 from harmony_chat.server.turn_output import TurnReader
 
 if TYPE_CHECKING:
+    import uvicorn
+
     from harmony_chat.chat.summary import Summarizer
     from harmony_chat.harmony.turn import TurnOptions
     from harmony_chat.server.generation import ServedEvent
@@ -62,19 +90,44 @@ class ServerLimits:
     api_key: str | None = None
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     max_queue: int = DEFAULT_MAX_QUEUE
+    parallel: int | None = None
+    """Generations at once (``--parallel``); None: what the engine reports, 1 for the in-process model."""
     store_size: int = DEFAULT_STORE_SIZE
+    """Responses kept for ``previous_response_id``, and conversations kept."""
+    store_max_age_s: float = DEFAULT_MAX_AGE_S
+    store_path: Path | None = None
+    """The SQLite file of stored responses and conversations (None: in memory)."""
+    allowed_hosts: tuple[str, ...] | None = LOOPBACK_HOSTS
+    """Host names requests may use (see :func:`~harmony_chat.server.guard.host_rule`); None: any."""
+    max_connections: int = DEFAULT_MAX_CONNECTIONS
+    """Connections held at once (see :mod:`~harmony_chat.server.connections`)."""
+    header_timeout_s: float = DEFAULT_HEADER_TIMEOUT_S
+    """Seconds a connection may take to send a request's headers."""
+    backlog: int = DEFAULT_BACKLOG
+    """Connections the kernel may queue before they are accepted."""
 
 
 class ServerState:
-    """What every request shares: the model, the limits, the gate and the stored responses."""
+    """What every request shares: the model and its handles, the limits, the gate and the store.
 
-    def __init__(self, served: ServedModel, limits: ServerLimits) -> None:
+    Args:
+        served: the loaded model.
+        limits: who may call and how much.
+        pool: the handles to generate with (None: :func:`pool_for` the served backend and ``limits.parallel``).
+
+    Raises:
+        ParallelError: when ``limits.parallel`` asks for more than the model can run at once.
+        StoreError: when the store's file cannot be used.
+    """
+
+    def __init__(self, served: ServedModel, limits: ServerLimits, pool: BackendPool | None = None) -> None:
         if served.context_size is None:
             served.context_size = served.backend.info.context_size
         self.served = served
         self.limits = limits
-        self.gate = GenerationGate(limits.max_queue)
-        self.store = ResponseStore(limits.store_size)
+        self.pool = pool or pool_for(served.backend, limits.parallel)
+        self.gate = GenerationGate(limits.max_queue, capacity=self.pool.size)
+        self.store = ServerStore(limits.store_path, size=limits.store_size, max_age_s=limits.store_max_age_s)
         self.created = int(time.time())
 
 
@@ -83,17 +136,22 @@ def _state(request: Request) -> ServerState:
     return state
 
 
-async def _body(request: Request, model: type[RequestModel]) -> RequestModel:
-    """Check the key, read at most the size limit, parse JSON, validate, check the model name."""
+def _authorize(request: Request) -> None:
+    check_api_key(request, _state(request).limits.api_key)
+
+
+async def _json(request: Request) -> dict[str, Any]:
+    """The body as a checked JSON object, read up to the size limit (the key is checked first)."""
     state = _state(request)
     check_api_key(request, state.limits.api_key)
     raw = await read_body(request, state.limits.max_body_bytes)
-    try:
-        data = json.loads(raw)
-    except ValueError as error:
-        raise ApiError(400, f"the body is not valid JSON: {error}") from None
-    if not isinstance(data, dict):
-        raise ApiError(400, "the body must be a JSON object")
+    return await run_in_threadpool(parse_object, raw)  # a big body takes a while: not on the event loop
+
+
+async def _body(request: Request, model: type[RequestModel]) -> RequestModel:
+    """Check the key, read at most the size limit, parse JSON, validate, check the model name."""
+    state = _state(request)
+    data = await _json(request)
     try:
         parsed = model.model_validate(data)
     except ValidationError as error:
@@ -110,18 +168,27 @@ async def _generate(
     transcript: Transcript,
     options: TurnOptions,
     *,
-    stream: Callable[[ServedEvent, AsyncIterator[ServedEvent]], Response] | None,
+    stream: Callable[[list[ServedEvent], AsyncIterator[list[ServedEvent]]], Response] | None,
     consume: Callable[[ServedEvent], object],
     summarizer: Summarizer | None = None,
 ) -> Response | None:
-    """Wait for the model and run the turn: return the streaming response, or None once ``consume`` has all."""
+    """Wait for a place on the model and run the turn: return the streaming response, or None once ``consume`` has all.
+
+    The turn's handle goes back to the pool, and its place to the gate, once its thread has ended.
+    """
     state = _state(request)
-    release = await state.gate.acquire(request.is_disconnected)
-    run = TurnRun(build_session(transcript, state.served), state.served.backend, options, summarizer)
+    leave = await state.gate.acquire(request.is_disconnected)
+    lease = state.pool.lease()
+
+    def release() -> None:
+        lease.release()
+        leave()
+
+    run = TurnRun(build_session(transcript, state.served), lease, options, summarizer)
     try:
         if stream is not None:
-            first, events = await first_event(run)
-            return GatedResponse(stream(first, events), run, release)
+            first, batches = await first_event(run)
+            return GatedResponse(stream(first, batches), run, release)
         await collect(run, consume, request.is_disconnected)
     except BaseException:
         run.cancel()
@@ -138,9 +205,17 @@ async def chat_completions(request: Request) -> Response:
     state = _state(request)
     chat = await _body(request, ChatRequest)
     transcript = chat_transcript(chat)
+    ask = chat.sampling_ask()
+    check_sampling(ask, state.served.backend)
     max_tokens = chat.max_completion_tokens or chat.max_tokens
     options = turn_options(
-        transcript, state.served, max_tokens=max_tokens, temperature=chat.temperature, top_p=chat.top_p, seed=chat.seed
+        transcript,
+        state.served,
+        max_tokens=max_tokens,
+        temperature=chat.temperature,
+        top_p=chat.top_p,
+        seed=chat.seed,
+        ask=ask,
     )
     include_usage = bool(chat.stream_options and chat.stream_options.include_usage)
     summary = parse_summary(chat.reasoning.summary if chat.reasoning else None, "reasoning.summary")
@@ -149,13 +224,14 @@ async def chat_completions(request: Request) -> Response:
         exclude_reasoning=chat.exclude_reasoning,
         include_usage=include_usage,
         summaries=summary is not None,
+        logprobs=ask.logprobs is not None,
     )
     reader = TurnReader()
     streamed = await _generate(
         request,
         transcript,
         options,
-        stream=(lambda first, events: chat_stream(first, events, reader, formatter)) if chat.stream else None,
+        stream=(lambda first, batches: chat_stream(first, batches, reader, formatter)) if chat.stream else None,
         consume=reader.feed,
         summarizer=summarizer_for(summary, state.served.encoding),
     )
@@ -166,36 +242,65 @@ async def chat_completions(request: Request) -> Response:
     return JSONResponse(formatter.completion(reader))
 
 
-async def responses(request: Request) -> Response:
-    """``POST /v1/responses``."""
-    state = _state(request)
-    body = await _body(request, ResponsesRequest)
-    summary = parse_summary(body.reasoning.summary_asked if body.reasoning else None, "reasoning.summary")
-    items: list[dict[str, Any]] = []
+def _history(state: ServerState, body: ResponsesRequest) -> list[Item]:
+    """The items a response continues from: its previous response's, or its conversation's (canonical)."""
     if body.previous_response_id:
         previous = state.store.get(body.previous_response_id)
         if previous is None:
             message = f"no stored response {body.previous_response_id!r} (it was not stored, or is too old)"
             raise ApiError(404, message, param="previous_response_id", code="previous_response_not_found")
-        items = list(previous.items)
-    items += normalise_input(body.input)
+        return list(previous.items)
+    conversation_id = body.conversation_id
+    if conversation_id is not None:
+        items = state.store.items(conversation_id)
+        if items is None:
+            raise ApiError(404, f"no conversation {conversation_id[:80]!r}", param="conversation", code="not_found")
+        return normalise_input(items)
+    return []
+
+
+async def responses(request: Request) -> Response:
+    """``POST /v1/responses``."""
+    state = _state(request)
+    body = await _body(request, ResponsesRequest)
+    backend = state.served.backend
+    body.check_supported(frozenset({LOGPROBS_INCLUDE}) if backend.supports_logprobs else frozenset())
+    ask = body.sampling_ask()
+    check_sampling(ask, backend)
+    summary = parse_summary(body.reasoning.summary_asked if body.reasoning else None, "reasoning.summary")
+    history = _history(state, body)
+    new_items = normalise_input(body.input)
+    items = history + new_items
     transcript = responses_transcript(body, items)
     options = turn_options(
-        transcript, state.served, max_tokens=body.max_output_tokens, temperature=body.temperature, top_p=body.top_p
+        transcript,
+        state.served,
+        max_tokens=body.max_output_tokens,
+        temperature=body.temperature,
+        top_p=body.top_p,
+        ask=ask,
     )
     builder = ResponseBuilder(body, state.served.name)
     reader = TurnReader()
 
     def store() -> None:
+        status = builder.status_of(reader)
         if body.store:
-            response = builder.response(builder.status_of(reader), reader)
+            response = builder.response(status, reader)
             state.store.put(builder.id, StoredResponse(response, items + output_as_input(builder.output)))
+        if body.conversation_id is not None and status != "failed":
+            try:
+                state.store.add_items(body.conversation_id, input_items(new_items) + builder.output)
+            except StoreFull as full:
+                log.warning("conversation %s: %s; this response's items were not added", body.conversation_id, full)
 
     streamed = await _generate(
         request,
         transcript,
         options,
-        stream=(lambda first, events: responses_stream(first, events, reader, builder, store)) if body.stream else None,
+        stream=(lambda first, batches: responses_stream(first, batches, reader, builder, store))
+        if body.stream
+        else None,
         consume=lambda event: builder.events(reader.feed(event)),
         summarizer=summarizer_for(summary, state.served.encoding),
     )
@@ -217,19 +322,49 @@ async def get_response(request: Request) -> Response:
     return JSONResponse(stored.response)
 
 
+def _model_object(state: ServerState) -> dict[str, Any]:
+    return {"id": state.served.name, "object": "model", "created": state.created, "owned_by": "harmony-chat"}
+
+
 async def models(request: Request) -> Response:
     """``GET /v1/models``: the one model this server runs."""
     state = _state(request)
     check_api_key(request, state.limits.api_key)
-    model = {"id": state.served.name, "object": "model", "created": state.created, "owned_by": "harmony-chat"}
-    return JSONResponse({"object": "list", "data": [model]})
+    return JSONResponse({"object": "list", "data": [_model_object(state)]})
+
+
+async def model(request: Request) -> Response:
+    """``GET /v1/models/{id}``: the model, when ``id`` names it."""
+    state = _state(request)
+    check_api_key(request, state.limits.api_key)
+    name = request.path_params["model_id"]
+    if name != state.served.name:
+        message = f"the model {name!r} does not exist; this server runs {state.served.name!r}"
+        raise ApiError(404, message, param="model", code="model_not_found")
+    return JSONResponse(_model_object(state))
 
 
 async def health(request: Request) -> Response:
-    """``GET /health``: the server is up; whether the model is busy and how many wait."""
+    """``GET /health``: the server is up; with the key (or when none is set) also the model and its load.
+
+    ``parallel`` is how many generations run at once and ``parallel_reason`` why (the engine's
+    slots, ``--parallel``, or the in-process model's one context); ``generating`` how many run
+    now, ``busy`` whether all places are taken, ``waiting`` the line.
+    """
     state = _state(request)
+    if not has_api_key(request, state.limits.api_key):
+        return JSONResponse({"status": "ok"})
+    gate = state.gate
     return JSONResponse(
-        {"status": "ok", "model": state.served.name, "busy": state.gate.busy, "waiting": state.gate.waiting}
+        {
+            "status": "ok",
+            "model": state.served.name,
+            "busy": gate.busy,
+            "waiting": gate.waiting,
+            "generating": gate.running,
+            "parallel": gate.capacity,
+            "parallel_reason": state.pool.reason,
+        }
     )
 
 
@@ -249,19 +384,46 @@ async def _unexpected(request: Request, error: Exception) -> Response:
     return ApiError(500, f"internal error: {type(error).__name__}").response()
 
 
-def create_app(served: ServedModel, limits: ServerLimits | None = None) -> Starlette:
-    """The ASGI app serving ``served`` (an already loaded backend) under ``limits``."""
+def create_app(served: ServedModel, limits: ServerLimits | None = None, pool: BackendPool | None = None) -> Starlette:
+    """The ASGI app serving ``served`` (an already loaded backend) under ``limits``.
+
+    ``pool`` holds the handles generations run on (None: the served backend's, see :func:`pool_for`).
+
+    Raises:
+        ParallelError: when ``limits.parallel`` asks for more than the model can run at once.
+        StoreError: when the store's file (``limits.store_path``) cannot be used.
+    """
+    limits = limits or ServerLimits()
+    state = ServerState(served, limits, pool)
     routes = [
         Route("/v1/chat/completions", chat_completions, methods=["POST"]),
         Route("/v1/responses", responses, methods=["POST"]),
         Route("/v1/responses/{response_id}", get_response, methods=["GET"]),
+        *ConversationRoutes(state.store, _authorize, _json).routes(),
         Route("/v1/models", models, methods=["GET"]),
+        Route("/v1/models/{model_id:path}", model, methods=["GET"]),
         Route("/health", health, methods=["GET"]),
     ]
     handlers = {ApiError: _api_error, HTTPException: _http_error, Exception: _unexpected}
-    app = Starlette(routes=routes, exception_handlers=handlers)
-    app.state.harmony = ServerState(served, limits or ServerLimits())
+    middleware = [Middleware(RequestGuard, allowed_hosts=limits.allowed_hosts)]
+    app = Starlette(routes=routes, exception_handlers=handlers, middleware=middleware)
+    app.state.harmony = state
     return app
+
+
+def uvicorn_config(app: Starlette, host: str, port: int, limits: ServerLimits, **options: Any) -> uvicorn.Config:
+    """Uvicorn's configuration for ``app``: h11 with the connection limits and the header timeout."""
+    import uvicorn
+
+    return uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        http=guarded_protocol(limits.max_connections, limits.header_timeout_s),
+        backlog=limits.backlog,
+        loop="asyncio",
+        **options,
+    )
 
 
 def run_server(
@@ -271,21 +433,33 @@ def run_server(
     port: int = 8000,
     api_key: str | None = None,
     limits: ServerLimits | None = None,
+    allow_hosts: tuple[str, ...] = (),
+    pool: BackendPool | None = None,
 ) -> None:
     """Serve until interrupted (the ``serve`` command), listed in the registry of running servers meanwhile.
 
+    ``allow_hosts`` are the host names clients may use beside the loopback ones (see
+    :func:`~harmony_chat.server.guard.host_rule`); ``pool`` the handles generations run on
+    (None: the served backend's, for ``limits.parallel``).
+
     Raises:
         UnsafeBind: when ``host`` is not loopback and there is no API key.
+        ParallelError: when ``limits.parallel`` asks for more than the model can run at once.
+        StoreError: when the store's file cannot be used.
     """
-    import uvicorn
-
     from harmony_chat.server.listening import RegisteringServer
+    from harmony_chat.server.log_text import serve_log_config
 
     check_bind(host, api_key)
     limits = limits or ServerLimits()
     limits.api_key = api_key
-    app = create_app(served, limits)
-    config = uvicorn.Config(app, host=host, port=port, log_level="info", timeout_graceful_shutdown=5)
+    limits.allowed_hosts = host_rule(host, api_key=api_key, allow=allow_hosts)
+    limits.max_connections, limits.backlog = fit_connections(limits.max_connections, limits.backlog)
+    app = create_app(served, limits, pool)
+    config = uvicorn_config(
+        app, host, port, limits, log_level="info", log_config=serve_log_config(), timeout_graceful_shutdown=5
+    )
+    quiet_repeats()
     server = RegisteringServer(config, model=served.name, api_key=bool(api_key))
     try:
         server.run()
@@ -293,5 +467,6 @@ def run_server(
         pass
     finally:
         server.unregister()
+        app.state.harmony.store.close()
     if not server.started:
         raise SystemExit(3)  # uvicorn's startup failure; it has logged why (the port is taken...)

@@ -9,6 +9,10 @@ follow OpenRouter's convention too: ``reasoning_details`` entries of type ``reas
 the message, and on the delta that carries each summary (one delta per summary, sent whole once
 written; ``index`` tells the summaries apart). They come whatever ``exclude`` says: ``exclude``
 governs the raw chain of thought only.
+
+Log probabilities (``logprobs: true``) cover the content tokens (preambles and the answer, not the
+reasoning or tool calls), as ``choices[0].logprobs.content``; streamed, each chunk carries those of
+the tokens whose text it brings (a token that is part of a character waits for the rest).
 """
 
 from __future__ import annotations
@@ -17,11 +21,13 @@ import time
 from typing import Any
 
 from harmony_chat.server.channels import Part
+from harmony_chat.server.generation import ScoredToken
 from harmony_chat.server.turn_output import (
     CallMade,
     OutputEvent,
     SummaryWritten,
     TextAdded,
+    TokenScored,
     TurnReader,
     Usage,
     new_id,
@@ -52,6 +58,16 @@ def summary_detail(summary: SummaryWritten) -> dict[str, Any]:
     return {"type": "reasoning.summary", "summary": summary.text, "format": SUMMARY_FORMAT, "index": summary.ordinal}
 
 
+def logprob_object(token: ScoredToken) -> dict[str, Any]:
+    """A token's log probabilities as OpenAI reports them (``bytes`` for text that is part of a character)."""
+    return {
+        "token": token.text,
+        "logprob": token.logprob,
+        "bytes": list(token.raw),
+        "top_logprobs": [{"token": text, "logprob": logprob, "bytes": list(raw)} for text, raw, logprob in token.top],
+    }
+
+
 def tool_call_object(call: CallMade) -> dict[str, Any]:
     """A tool call as an assistant message carries it."""
     return {"id": call.call_id, "type": "function", "function": {"name": call.name, "arguments": call.arguments}}
@@ -65,27 +81,41 @@ class ChatFormatter:
         exclude_reasoning: leave the raw reasoning out.
         include_usage: send a last chunk with the usage (``stream_options.include_usage``).
         summaries: the request asked for reasoning summaries (``reasoning_details``).
+        logprobs: the request asked for the content tokens' log probabilities.
     """
 
     def __init__(
-        self, model: str, *, exclude_reasoning: bool, include_usage: bool = False, summaries: bool = False
+        self,
+        model: str,
+        *,
+        exclude_reasoning: bool,
+        include_usage: bool = False,
+        summaries: bool = False,
+        logprobs: bool = False,
     ) -> None:
         self.model = model
         self.exclude_reasoning = exclude_reasoning
         self.include_usage = include_usage
         self.summaries = summaries
+        self.logprobs = logprobs
+        self._scored: list[dict[str, Any]] = []
+        """Log probabilities of tokens whose text has not been sent yet."""
         self.id = new_id("chatcmpl", "-")
         self.created = int(time.time())
         self._last_item: dict[Part, int] = {}
         self._calls = 0
 
     def _chunk(self, delta: dict[str, Any], finish_reason: str | None = None) -> dict[str, Any]:
+        logprobs = None
+        if self._scored and ("content" in delta or finish_reason is not None):
+            logprobs = {"content": self._scored, "refusal": None}
+            self._scored = []
         return {
             "id": self.id,
             "object": "chat.completion.chunk",
             "created": self.created,
             "model": self.model,
-            "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason, "logprobs": None}],
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason, "logprobs": logprobs}],
         }
 
     def first_chunk(self) -> dict[str, Any]:
@@ -111,6 +141,8 @@ class ChatFormatter:
                 call = {"index": self._calls, **tool_call_object(event)}
                 self._calls += 1
                 out.append(self._chunk({"tool_calls": [call]}))
+            elif isinstance(event, TokenScored) and self.logprobs:
+                self._scored.append(logprob_object(event.token))  # sent with the text it makes
         return out
 
     def last_chunks(self, reader: TurnReader) -> list[dict[str, Any]]:
@@ -130,11 +162,15 @@ class ChatFormatter:
             message["reasoning_details"] = [summary_detail(summary) for summary in reader.summaries]
         if reader.calls:
             message["tool_calls"] = [tool_call_object(call) for call in reader.calls]
+        logprobs = None
+        if self.logprobs:
+            logprobs = {"content": [logprob_object(scored.token) for scored in reader.scored], "refusal": None}
+        choice = {"index": 0, "message": message, "finish_reason": reader.finish_reason, "logprobs": logprobs}
         return {
             "id": self.id,
             "object": "chat.completion",
             "created": self.created,
             "model": self.model,
-            "choices": [{"index": 0, "message": message, "finish_reason": reader.finish_reason, "logprobs": None}],
+            "choices": [choice],
             "usage": usage_object(reader.usage, self.summaries),
         }

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
 from harmony_chat.harmony.session import ResponseFormat
 from harmony_chat.server.errors import ApiError
+from harmony_chat.server.sampling_request import SamplingAsk, parse_logit_bias, parse_logprobs
 from harmony_chat.server.transcript import Transcript, parse_effort
 
 
@@ -107,7 +108,7 @@ class ChatRequest(_Lenient):
 
     model: str
     messages: list[ChatMessage] = Field(min_length=1)
-    stream: bool = False
+    stream: StrictBool = False
     stream_options: StreamOptions | None = None
     reasoning_effort: str | None = None
     reasoning: ReasoningOptions | None = None
@@ -122,6 +123,28 @@ class ChatRequest(_Lenient):
     seed: int | None = None
     n: int | None = None
     stop: str | list[str] | None = None
+    frequency_penalty: float | None = Field(default=None, ge=-2, le=2)
+    presence_penalty: float | None = Field(default=None, ge=-2, le=2)
+    logit_bias: dict[str, float] | None = None
+    logprobs: StrictBool | None = None
+    top_logprobs: int | None = None
+    functions: list[Any] | None = None
+    function_call: Any = None
+    modalities: list[str] | None = None
+    audio: Any = None
+
+    def sampling_ask(self) -> SamplingAsk:
+        """The penalties, logit bias and log probabilities asked for.
+
+        Raises:
+            ApiError: 400 for a ``logit_bias`` or ``top_logprobs`` the server cannot take.
+        """
+        return SamplingAsk(
+            frequency_penalty=self.frequency_penalty,
+            presence_penalty=self.presence_penalty,
+            logit_bias=parse_logit_bias(self.logit_bias),
+            logprobs=parse_logprobs(self.logprobs, self.top_logprobs),
+        )
 
     @property
     def exclude_reasoning(self) -> bool:
@@ -146,13 +169,22 @@ def chat_transcript(request: ChatRequest) -> Transcript:
     """The harmony transcript of a Chat Completions request.
 
     Raises:
-        ApiError: 400 for what the server cannot do (``n`` > 1, stop sequences, non-text content,
-            non-function tools) or a conversation that does not hold together.
+        ApiError: 400 for what the server cannot do (``n`` > 1, stop sequences, the legacy
+            ``functions``, modalities beside text, non-text content, non-function tools) or a
+            conversation that does not hold together.
     """
     if request.n not in (None, 1):
         raise ApiError(400, "n must be 1", param="n")
     if request.stop:
         raise ApiError(400, "stop sequences are not supported", param="stop")
+    for legacy, current in (("functions", "tools"), ("function_call", "tool_choice")):
+        if getattr(request, legacy) is not None:
+            raise ApiError(400, f"{legacy} is the deprecated form of {current}: send {current} instead", param=legacy)
+    other = [modality for modality in request.modalities or [] if modality != "text"]
+    if other:
+        raise ApiError(400, f"only the text modality is supported, not {other[0][:20]!r}", param="modalities")
+    if request.audio is not None:
+        raise ApiError(400, "audio output is not supported", param="audio")
     reasoning_effort = request.reasoning.effort if request.reasoning else None
     transcript = Transcript(effort=parse_effort(request.reasoning_effort or reasoning_effort, "reasoning_effort"))
     for index, tool in enumerate(request.tools or []):

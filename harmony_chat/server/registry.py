@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from harmony_chat.locations import cache_dir
+from harmony_chat.private_files import make_private_dir, write_private_text
 
 _ANY_ADDRESS = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}
 
@@ -61,8 +62,8 @@ def register(host: str, port: int, model: str, *, api_key: bool = False, directo
     path = folder / f"{entry.pid}.json"
     partial = folder / f".{entry.pid}.json.partial"
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-        partial.write_text(json.dumps(asdict(entry)), encoding="utf-8")
+        make_private_dir(folder)  # which models this user serves, and where, is the user's business
+        write_private_text(partial, json.dumps(asdict(entry)))
         os.replace(partial, path)
     except OSError:
         return None

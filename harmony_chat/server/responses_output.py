@@ -8,7 +8,8 @@ written by the model once the reasoning is done, streamed as OpenAI streams one:
 summary in one delta), ``.done``, ``response.reasoning_summary_part.done``; the item's
 ``response.output_item.done`` waits for it. Preambles are assistant messages with ``phase:
 commentary``, the answer one with ``phase: final_answer``. Every event carries a
-``sequence_number`` counting from 0.
+``sequence_number`` counting from 0. With ``include: ["message.output_text.logprobs"]`` (or
+``top_logprobs``) each ``output_text`` part and text event carries its tokens' ``logprobs``.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import time
 from typing import Any
 
 from harmony_chat.server.channels import Part
+from harmony_chat.server.chat_completions import logprob_object
 from harmony_chat.server.responses_request import ResponsesRequest
 from harmony_chat.server.turn_output import (
     CallMade,
@@ -25,6 +27,7 @@ from harmony_chat.server.turn_output import (
     OutputEvent,
     SummaryWritten,
     TextAdded,
+    TokenScored,
     TurnReader,
     new_id,
 )
@@ -44,10 +47,10 @@ def usage_object(reader: TurnReader) -> dict[str, Any]:
     }
 
 
-def _part(part: Part, text: str) -> dict[str, Any]:
+def _part(part: Part, text: str, logprobs: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     if part is Part.REASONING:
         return {"type": "reasoning_text", "text": text}
-    return {"type": "output_text", "text": text, "annotations": [], "logprobs": []}
+    return {"type": "output_text", "text": text, "annotations": [], "logprobs": logprobs or []}
 
 
 class ResponseBuilder:
@@ -61,6 +64,10 @@ class ResponseBuilder:
     def __init__(self, request: ResponsesRequest, model: str) -> None:
         self.request = request
         self.model = model
+        self.logprobs = request.logprobs_asked
+        """Whether output text carries its tokens' log probabilities."""
+        self._item_logprobs: dict[int, list[dict[str, Any]]] = {}
+        self._unsent_logprobs: list[dict[str, Any]] = []
         self.id = new_id("resp")
         self.created_at = int(time.time())
         self.output: list[dict[str, Any]] = []
@@ -102,6 +109,7 @@ class ResponseBuilder:
             "top_p": request.top_p,
             "max_output_tokens": request.max_output_tokens,
             "previous_response_id": request.previous_response_id,
+            "conversation": {"id": request.conversation_id} if request.conversation_id is not None else None,
             "store": request.store,
             "text": {"format": text_format},
             "metadata": request.metadata or {},
@@ -148,9 +156,16 @@ class ResponseBuilder:
             events.extend(self._release())
             if isinstance(event, ItemStarted):
                 events.extend(self._item_started(event))
+            elif isinstance(event, TokenScored):
+                if self.logprobs:
+                    scored = logprob_object(event.token)
+                    self._item_logprobs.setdefault(event.index, []).append(scored)
+                    self._unsent_logprobs.append(scored)
             elif isinstance(event, TextAdded):
                 kind = "response.reasoning_text.delta" if event.part is Part.REASONING else "response.output_text.delta"
-                extra: dict[str, Any] = {} if event.part is Part.REASONING else {"logprobs": []}
+                extra: dict[str, Any] = {}
+                if event.part is not Part.REASONING:
+                    extra["logprobs"], self._unsent_logprobs = self._unsent_logprobs, []
                 item_id = self._ids[event.index]
                 events.append(
                     self._event(
@@ -184,12 +199,14 @@ class ResponseBuilder:
     def _item_done(self, event: ItemDone) -> list[Event]:
         item_id = self._ids[event.index]
         item = next(entry for entry in self.output if entry["id"] == item_id)
-        part = _part(event.part, event.text)
+        logprobs = self._item_logprobs.pop(event.index, [])
+        self._unsent_logprobs = []
+        part = _part(event.part, event.text, logprobs)
         item["content"] = [part]
         item["status"] = "incomplete" if event.truncated else "completed"
         where = {"item_id": item_id, "output_index": event.index, "content_index": 0}
         kind = "response.reasoning_text.done" if event.part is Part.REASONING else "response.output_text.done"
-        extra: dict[str, Any] = {} if event.part is Part.REASONING else {"logprobs": []}
+        extra: dict[str, Any] = {} if event.part is Part.REASONING else {"logprobs": logprobs}
         events = [
             self._event(kind, **where, text=event.text, **extra),
             self._event("response.content_part.done", **where, part=part),

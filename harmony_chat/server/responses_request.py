@@ -3,8 +3,9 @@
 Input items are normalised (a string input is one user message) so a stored response can be
 continued with ``previous_response_id``: the stored items come first, the new ones after. A
 ``reasoning`` item's ``reasoning_text`` becomes ``analysis`` (the session's CoT rule decides if
-a prompt keeps it); an assistant message with ``phase: commentary`` is a preamble, any other
-assistant message an answer; ``function_call`` and ``function_call_output`` items are the call
+a prompt keeps it); an assistant message with ``phase: commentary`` is a preamble, and so is
+one without a phase that a ``function_call`` item directly follows; any other assistant message
+is an answer; ``function_call`` and ``function_call_output`` items are the call
 and its result.
 """
 
@@ -12,13 +13,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
 from harmony_chat.harmony.session import ResponseFormat
 from harmony_chat.server.errors import ApiError
+from harmony_chat.server.sampling_request import SamplingAsk, parse_logprobs
 from harmony_chat.server.transcript import Transcript, parse_effort
 
 Item = dict[str, Any]
+LOGPROBS_INCLUDE = "message.output_text.logprobs"
+"""The ``include`` value that asks for the output text's log probabilities."""
 
 
 class _Lenient(BaseModel):
@@ -64,6 +68,12 @@ class TextConfig(_Lenient):
     format: TextFormat | None = None
 
 
+class ConversationRef(_Lenient):
+    """``conversation`` given as an object."""
+
+    id: str
+
+
 class ResponsesRequest(_Lenient):
     """A ``POST /v1/responses`` body."""
 
@@ -77,10 +87,62 @@ class ResponsesRequest(_Lenient):
     max_output_tokens: int | None = Field(default=None, ge=1)
     temperature: float | None = Field(default=None, ge=0, le=2)
     top_p: float | None = Field(default=None, gt=0, le=1)
-    stream: bool = False
-    store: bool = True
+    stream: StrictBool = False
+    store: StrictBool = True
+    background: StrictBool | None = None
+    include: list[str] | None = None
+    top_logprobs: int | None = None
     previous_response_id: str | None = None
+    conversation: str | ConversationRef | None = None
+    prompt: Any = None
     metadata: dict[str, str] | None = None
+
+    @property
+    def logprobs_asked(self) -> bool:
+        """Whether the output text should carry log probabilities (``include`` names them, or ``top_logprobs``)."""
+        return LOGPROBS_INCLUDE in (self.include or []) or bool(self.top_logprobs)
+
+    def sampling_ask(self) -> SamplingAsk:
+        """The log probabilities asked for (the Responses API has no penalties or logit bias).
+
+        Raises:
+            ApiError: 400 for ``top_logprobs`` out of 0 to 20.
+        """
+        return SamplingAsk(logprobs=parse_logprobs(self.logprobs_asked, self.top_logprobs))
+
+    @property
+    def conversation_id(self) -> str | None:
+        """The id of the conversation the response belongs to (given as a string or ``{"id"}``)."""
+        if isinstance(self.conversation, ConversationRef):
+            return self.conversation.id
+        return self.conversation
+
+    def check_supported(self, produced: frozenset[str] = frozenset()) -> None:
+        """Refuse what the server would otherwise silently ignore.
+
+        Args:
+            produced: the ``include`` values this server can produce for the request.
+
+        Raises:
+            ApiError: 400 for ``background: true``, an ``include`` value the server does not produce,
+                a stored ``prompt`` template, or ``conversation`` with ``previous_response_id`` or
+                ``store: false``.
+        """
+        if self.background:
+            raise ApiError(400, "background responses are not supported: leave background false", param="background")
+        for value in self.include or []:
+            if value not in produced:
+                raise ApiError(400, f"include: this server does not produce {value[:60]!r}", param="include")
+        if self.prompt is not None:
+            raise ApiError(
+                400, "stored prompt templates are not supported: send input and instructions", param="prompt"
+            )
+        if self.conversation is not None and self.previous_response_id:
+            raise ApiError(
+                400, "conversation and previous_response_id cannot be used together", param="previous_response_id"
+            )
+        if self.conversation is not None and not self.store:
+            raise ApiError(400, "a conversation keeps its items: store must not be false with it", param="store")
 
 
 def _text(content: object, where: str) -> str:
@@ -114,7 +176,7 @@ def normalise_input(value: str | list[Item]) -> list[Item]:
             if role not in ("user", "system", "developer", "assistant"):
                 raise ApiError(400, f"{where}.role must be user, system, developer or assistant", param=where)
             canonical: Item = {"type": "message", "role": role, "content": _text(item.get("content"), where)}
-            if role == "assistant" and item.get("phase") == "commentary":
+            if role == "assistant" and _is_preamble(item, value[index + 1 : index + 2]):
                 canonical["phase"] = "commentary"
             items.append(canonical)
         elif kind == "reasoning":
@@ -138,6 +200,20 @@ def normalise_input(value: str | list[Item]) -> list[Item]:
         else:
             raise ApiError(400, f"{where}: items of type {kind!r} are not supported", param=where)
     return items
+
+
+def _is_preamble(message: Item, following: list[Item]) -> bool:
+    """Whether an assistant message is a preamble: ``phase: commentary``, or no phase and a function call next.
+
+    Clients that drop ``phase`` (pydantic-ai) send a preamble back as a bare assistant message;
+    one that a ``function_call`` item directly follows was written before that call, so it is
+    commentary, never the final answer.
+    """
+    phase: object = message.get("phase")
+    if phase is not None:
+        return phase == "commentary"
+    after: object = following[0].get("type") if following and isinstance(following[0], dict) else None
+    return after == "function_call"
 
 
 def output_as_input(output: list[Item]) -> list[Item]:

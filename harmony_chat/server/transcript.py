@@ -22,6 +22,7 @@ from harmony_chat.harmony.effort import Effort
 from harmony_chat.harmony.session import ChatSession, ResponseFormat
 from harmony_chat.harmony.turn import TurnOptions
 from harmony_chat.server.errors import ApiError
+from harmony_chat.server.sampling_request import SamplingAsk
 from harmony_chat.tools.schema import to_harmony_parameters
 
 if TYPE_CHECKING:
@@ -45,6 +46,17 @@ class ServedModel:
     start_date: str | None = None
     """The conversation date in every prompt (None: today)."""
     context_size: int | None = None
+
+    def close(self) -> None:
+        """Release the model (the server owns it from start to stop)."""
+        self.backend.close()
+
+    def __enter__(self) -> ServedModel:
+        """The served model, closed (:meth:`close`) when the ``with`` block ends, however it ends."""
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
 
 
 def parse_effort(value: str | None, param: str) -> Effort | None:
@@ -197,15 +209,25 @@ def turn_options(
     temperature: float | None,
     top_p: float | None,
     seed: int | None = None,
+    ask: SamplingAsk | None = None,
 ) -> TurnOptions:
-    """The turn's options: the server's sampling with the request's overrides, schemas for grammars."""
+    """The turn's options: the server's sampling with the request's overrides, schemas for grammars.
+
+    ``ask`` (penalties, logit bias, log probabilities) must have passed
+    :func:`~harmony_chat.server.sampling_request.check_sampling` for the served backend.
+    """
     base = served.sampling
+    ask = ask or SamplingAsk()
     sampling = replace(
         base,
         max_tokens=base.max_tokens if max_tokens is None else max_tokens,
         temperature=base.temperature if temperature is None else temperature,
         top_p=base.top_p if top_p is None else top_p,
         seed=base.seed if seed is None else seed,
+        frequency_penalty=base.frequency_penalty if ask.frequency_penalty is None else ask.frequency_penalty,
+        presence_penalty=base.presence_penalty if ask.presence_penalty is None else ask.presence_penalty,
+        logit_bias=ask.logit_bias if ask.logit_bias else base.logit_bias,
+        logprobs=ask.logprobs,
     )
     schema = transcript.response_format.schema if transcript.response_format else None
     checks = [("response_format", "the response format", schema)] if schema is not None else []

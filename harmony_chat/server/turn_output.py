@@ -3,7 +3,8 @@
 Both APIs consume the same :class:`TurnReader`: each harmony message becomes one output item
 (a ``reasoning`` item, an assistant ``message`` or a ``function_call``), and the turn's end gives
 a finish reason and token usage with the reasoning tokens counted. A reasoning summary (when the
-request asks for them) belongs to the reasoning item it follows, as :class:`SummaryWritten`.
+request asks for them) belongs to the reasoning item it follows, as :class:`SummaryWritten`; the
+log probabilities of content tokens (when asked for) come as :class:`TokenScored`.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from harmony_chat.chat.events import ReasoningSummary
 from harmony_chat.harmony.events import ContentDelta, MessageFinished, MessageStarted, RawToken, StopReason, ToolCall
 from harmony_chat.harmony.turn import PromptReady, TurnStats
 from harmony_chat.server.channels import Part, output_part
+from harmony_chat.server.generation import ScoredToken
 
 if TYPE_CHECKING:
     from harmony_chat.server.generation import ServedEvent
@@ -106,7 +108,15 @@ class SummaryWritten:
     text: str
 
 
-OutputEvent = ItemStarted | TextAdded | ItemDone | CallMade | SummaryWritten
+@dataclass(frozen=True, slots=True)
+class TokenScored:
+    """The log probabilities of a token of the content item at ``index`` (before its text arrives)."""
+
+    index: int
+    token: ScoredToken
+
+
+OutputEvent = ItemStarted | TextAdded | ItemDone | CallMade | SummaryWritten | TokenScored
 
 
 @dataclass(slots=True)
@@ -138,6 +148,8 @@ class TurnReader:
         self.calls: list[CallMade] = []
         self.malformed_calls = 0
         """Calls whose arguments were unusable: not reported (the turn then ends with ``stop``)."""
+        self.scored: list[TokenScored] = []
+        """The log probabilities of the content tokens (when the request asked for them), in order."""
         self.reason: StopReason | None = None
         self.error: str | None = None
         self._open: _Open | None = None
@@ -168,7 +180,18 @@ class TurnReader:
             self.usage.cached_tokens = event.stats.prompt_tokens_reused
         elif isinstance(event, ReasoningSummary):
             self._summary(out, event)
+        elif isinstance(event, ScoredToken):
+            self._scored(out, event)
         return out
+
+    def _scored(self, out: list[OutputEvent], token: ScoredToken) -> None:
+        """Keep a token's log probabilities when it is content text (not reasoning, a header or a call)."""
+        item = self._open
+        if token.special or item is None or item.part is not Part.CONTENT:
+            return
+        scored = TokenScored(item.index, token)
+        self.scored.append(scored)
+        out.append(scored)
 
     def _summary(self, out: list[OutputEvent], event: ReasoningSummary) -> None:
         """A summary of the reasoning item just done: reported if it has text, counted either way."""

@@ -139,6 +139,8 @@ def parse_mcp_json(text: str, source: str, *, base_dir: Path | None = None) -> d
     except json.JSONDecodeError as error:
         where = f"line {error.lineno}, column {error.colno}"
         raise McpConfigError(f"{source}: not valid JSON ({where}: {error.msg})") from None
+    except RecursionError:  # nested deeper than Python's stack
+        raise McpConfigError(f"{source}: not valid MCP JSON (it nests too deeply)") from None
     if not isinstance(data, dict):
         raise McpConfigError(f'{source}: expected a JSON object with "mcpServers"')
     table = data.get("mcpServers", data.get("servers"))

@@ -2,7 +2,10 @@
 
 Names keep only letters, digits and underscores (harmony writes them as TypeScript type names).
 The first server to offer a name keeps it; a later server's tool with the same name becomes
-``<server>_<tool>``, and a numeric suffix settles what remains. A name, once given, keeps
+``<server>_<tool>``, and a numeric suffix settles what remains. The names of gpt-oss's built-in
+tools (``python``, ``browser``) are never given: a function by such a name would take the model's
+``to=python`` calls (the decoder reads a bare declared name as ``functions.<name>``), so an MCP
+tool called ``python`` is ``<server>_python``, and ``to=python`` always means the built-in. A name, once given, keeps
 meaning the same server's tool for the registry's life, so a call the model makes with a name
 it was shown never reaches another tool (it fails instead, when that server is gone).
 """
@@ -12,6 +15,8 @@ from __future__ import annotations
 import re
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_]+")
+BUILTIN_NAMESPACES = frozenset({"python", "browser"})
+"""The built-in tools' recipients (``to=python``, ``to=browser.search``): never a function's name."""
 
 
 def safe_name(name: str) -> str:
@@ -33,7 +38,8 @@ class ToolNames:
         if key in self._names:
             return self._names[key]
         base = safe_name(tool)
-        name = base if base not in self._owners else f"{safe_name(server)}_{base}"
+        taken = base in self._owners or base in BUILTIN_NAMESPACES
+        name = f"{safe_name(server)}_{base}" if taken else base
         number = 2
         while name in self._owners:
             name = f"{safe_name(server)}_{base}_{number}"

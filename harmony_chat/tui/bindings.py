@@ -38,7 +38,12 @@ NEWLINE = Key(
 )
 STOP = Key("stop", "escape", "stop", "Stop", "Stop generating; the partial answer is kept", priority=True)
 CYCLE_EFFORT = Key(
-    "cycle-effort", "ctrl+r", "cycle_effort", "Effort", "Cycle reasoning effort low → medium → high", priority=True
+    "cycle-effort",
+    "ctrl+r",
+    "cycle_effort",
+    "Effort",
+    "Cycle reasoning effort low → medium → high (this chat, from the next turn)",
+    priority=True,
 )
 CYCLE_REASONING = Key(
     "cycle-reasoning",
@@ -56,7 +61,9 @@ TOGGLE_DEBUG = Key(
     "Show or hide the raw chain of thought and the token inspector (in any reasoning mode)",
     priority=True,
 )
-NEW_CHAT = Key("new-chat", "ctrl+n", "new_chat", "New chat", "Start a new conversation", priority=True)
+NEW_CHAT = Key(
+    "new-chat", "ctrl+n", "new_chat", "New chat", "Start a new conversation (at the configured effort)", priority=True
+)
 PALETTE = Key("command-palette", "ctrl+p", "app.command_palette", "Palette", "Open the command palette")
 HELP = Key("help", "f1", "app.help", "Help", "Show keys and commands")
 HISTORY = Key(
@@ -71,7 +78,7 @@ ALL_KEYS = (SEND, NEWLINE, STOP, CYCLE_EFFORT, CYCLE_REASONING, TOGGLE_DEBUG, NE
 """In the order the help screen and the README list them."""
 
 SLASH_COMMANDS = (
-    ("/effort low|medium|high", "Set the reasoning effort of the next turn"),
+    ("/effort low|medium|high", "Set the reasoning effort of this chat, from the next turn"),
     ("/regen [low|medium|high]", "Regenerate the last answer, optionally at another effort"),
     ("/edit", "Put the last message back in the prompt to edit and resend it"),
     ("/copy", "Copy the last answer"),
@@ -79,7 +86,7 @@ SLASH_COMMANDS = (
     ("/reasoning hidden|summary|raw", "Show the reasoning as a thinking line, a summary by the model, or raw (saved)"),
     ("/debug", "Toggle debug mode (raw chain of thought and the token inspector)"),
     ("/theme NAME", "Switch theme (the choice is saved)"),
-    ("/new", "Start a new chat"),
+    ("/new", "Start a new chat (at the configured effort, `[chat] effort`)"),
     ("/history", "Open past conversations"),
     ("/tools", "List tool servers and their tools; switch a server off or on"),
     ("/help", "Show this help"),

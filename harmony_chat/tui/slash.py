@@ -31,8 +31,10 @@ def parse_slash(text: str) -> SlashCommand | None:
     stripped = text.strip()
     if not stripped.startswith("/") or stripped.startswith("//"):
         return None
-    name, *args = stripped[1:].split()
-    name = name.lower()
+    words = stripped[1:].split()
+    if not words:
+        raise SlashError("type a command after /; try /help")
+    name, args = words[0].lower(), words[1:]
     if name not in COMMANDS:
         raise SlashError(f"unknown command /{name}; try /help")
     if name == "effort" and (len(args) != 1 or args[0].lower() not in EFFORTS):

@@ -6,6 +6,7 @@ import io
 import json
 import os
 import signal
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -96,6 +97,27 @@ def test_record_then_replay_gives_the_same_stream(
         _, first, _ = ask(capsys, "--replay", str(replay), "q", "--record", str(recording), "--raw")
         _, second, _ = ask(capsys, "--replay", str(recording), "q", "--raw")
         assert first == second == TURN + "\n"
+
+
+@pytest.mark.skipif(os.name != "posix", reason="POSIX permission bits")
+def test_saved_conversations_and_recordings_are_private(
+    capsys: pytest.CaptureFixture[str], replay: Path, tmp_path: Path
+) -> None:
+    """They hold the chat: with the usual umask they came out 0644, readable by everyone."""
+    old = os.umask(0o022)
+    try:
+        saved, recording, existing = tmp_path / "conv.json", tmp_path / "rec.txt", tmp_path / "old.json"
+        existing.write_text("{}")
+        existing.chmod(0o644)
+        code, _, _ = ask(
+            capsys, "--replay", str(replay), "q", "--save-conversation", str(saved), "--record", str(recording)
+        )
+        assert code == 0
+        code, _, _ = ask(capsys, "--replay", str(replay), "q", "--save-conversation", str(existing))
+        assert code == 0
+    finally:
+        os.umask(old)
+    assert [stat.S_IMODE(path.stat().st_mode) for path in (saved, recording, existing)] == [0o600] * 3
 
 
 def test_conversation_saved_and_continued(
@@ -191,7 +213,8 @@ def test_no_vocabulary_anywhere(
         raise RuntimeError("failed to download or load vocab file\n(offline)")
 
     monkeypatch.setattr(vocab, "_encoding", None)  # as in a fresh process
-    monkeypatch.setattr(vocab, "_shipped_gguf", lambda: None)  # an install that lost its pocket GGUF
+    lost = tmp_path / "pocket-gpt-oss.gguf"  # an install that lost its pocket GGUF
+    monkeypatch.setattr("harmony_chat.demo.pocket.pocket_model_path", lambda: lost)
     monkeypatch.setattr(vocab, "_download", offline)
     monkeypatch.setenv("TIKTOKEN_ENCODINGS_BASE", str(tmp_path / "empty"))
     monkeypatch.setenv("HARMONY_CHAT_CACHE_DIR", str(tmp_path))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -96,3 +97,21 @@ def test_bench_table(capsys: pytest.CaptureFixture[str], tiny_gguf: Path) -> Non
 def test_bench_needs_a_real_model(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     assert main(["bench", "--model", str(tmp_path / "none.gguf")]) == 1
     assert "model file not found" in capsys.readouterr().err
+
+
+@pytest.mark.llama
+def test_bench_table_shows_the_models_name_as_text(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, ranks: list[bytes], merges: list[str]
+) -> None:
+    from harmony_chat.gguf.writer import GptOssShape, random_tensors, write_gpt_oss_gguf
+
+    shape = GptOssShape()
+    name = "[bold]tiny\x1b]0;owned\x07\x9b2J"
+    model = write_gpt_oss_gguf(
+        tmp_path / "named.gguf", shape, random_tensors(shape, seed=1), ranks, merges=merges, name=name
+    )
+    args = ["--tokens", "8", "--runs", "1", "--ctx", "1024", "--chat-tokens", "4"]
+    assert main(["bench", "--model", str(model), *args]) == 0
+    out, err = capsys.readouterr()
+    assert not re.search(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]", out + err)
+    assert "[bold]tiny␛]0;owned␇�2J" in out  # markup and escapes shown as they are

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from openai_harmony import HarmonyEncoding
 
 from harmony_chat.backends.remote import create_remote_backend
 from harmony_chat.bench.remote_bench import BENCH_PROMPT, compare_remote
+from harmony_chat.cli import main
 from harmony_chat.errors import EngineError
 from tests.support.fake_engine import FakeEngine, load_fixture
 
@@ -50,3 +52,18 @@ def test_needs_a_run(encoding: HarmonyEncoding) -> None:
             compare_remote(backend, runs=0)
     finally:
         fake.close()
+
+
+def test_the_table_shows_the_engines_model_name_as_text(capsys: pytest.CaptureFixture[str]) -> None:
+    fixture = load_fixture("vllm")
+    listed = json.loads(json.dumps(fixture["endpoints"]["GET /v1/models"]))
+    listed["body"]["data"][0]["id"] = "[bold]gpt-oss\x1b]0;owned\x07\x9b2J"
+    fake = FakeEngine(fixture, overrides={"GET /v1/models": listed})
+    try:
+        code = main(["bench", "--url", fake.url, "--engine", "vllm", "--tokens", "16", "--runs", "1"])
+    finally:
+        fake.close()
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert not re.search(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]", out + err)
+    assert "[bold]gpt-oss␛]0;owned␇�2J" in out  # markup and escapes shown as they are

@@ -32,7 +32,8 @@ def test_bad_json_and_bad_fields_are_400(encoding: HarmonyEncoding) -> None:
     _, server = replay_server(encoding, ANSWER)
     with server as running_server:
         url = running_server.url + "/v1/chat/completions"
-        bad_json = httpx.post(url, content=b'{"model": "replay-model", "messages": [', timeout=10)
+        json_type = {"Content-Type": "application/json"}
+        bad_json = httpx.post(url, content=b'{"model": "replay-model", "messages": [', headers=json_type, timeout=10)
         not_object = httpx.post(url, json=[1, 2], timeout=10)
         missing = httpx.post(url, json={"model": "replay-model"}, timeout=10)
         wrong_type = httpx.post(url, json={"model": "replay-model", "messages": USER, "temperature": "hot"}, timeout=10)
@@ -74,7 +75,8 @@ def test_oversized_body_is_413_with_or_without_content_length(encoding: HarmonyE
     with running(served, ServerLimits(max_body_bytes=4096)) as running_server:
         url = running_server.url + "/v1/chat/completions"
         declared = httpx.post(url, json=big, timeout=10)
-        chunked = httpx.post(url, content=(b"x" * 1024 for _ in range(8)), timeout=10)  # no Content-Length
+        json_type = {"Content-Type": "application/json"}
+        chunked = httpx.post(url, content=(b"x" * 1024 for _ in range(8)), headers=json_type, timeout=10)  # no length
         small = httpx.post(url, json={"model": "replay-model", "messages": USER}, timeout=10)
     assert declared.status_code == 413 and _error(declared)["code"] == "request_too_large"
     assert chunked.status_code == 413

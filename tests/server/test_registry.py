@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -15,7 +16,7 @@ import httpx
 import pytest
 from openai_harmony import HarmonyEncoding
 
-from harmony_chat.pocket import POCKET_NAME
+from harmony_chat.demo.pocket import POCKET_NAME
 from harmony_chat.server.registry import (
     RegisteredServer,
     register,
@@ -50,6 +51,18 @@ def test_a_registered_server_is_listed_until_it_unregisters(tmp_path: Path) -> N
     unregister(path)
     unregister(path)  # twice is harmless
     assert running_servers(tmp_path) == [] and not path.exists()
+
+
+def test_the_registry_is_private(tmp_path: Path) -> None:
+    folder = tmp_path / "servers"
+    os.umask(old := os.umask(0))
+    try:
+        path = register("127.0.0.1", 8124, "gpt-oss-20b", directory=folder)
+    finally:
+        os.umask(old)
+    assert path is not None
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700 and stat.S_IMODE(path.stat().st_mode) == 0o600
+    unregister(path)
 
 
 def test_a_stale_file_of_a_dead_process_is_ignored_and_removed(tmp_path: Path) -> None:

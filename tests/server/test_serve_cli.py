@@ -37,6 +37,17 @@ def test_a_non_loopback_host_without_a_key_is_refused_in_one_line(
     assert code == 1 and "/nonexistent.txt" in err and "--host" not in err  # past the bind rule, to the model
 
 
+def test_parallel_for_the_in_process_model_is_refused_in_one_line_before_it_loads(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code = main(["serve", "--parallel", "4", "--replay", "/nonexistent.txt"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1
+    assert err.startswith("error: --parallel needs a serving engine (--url)") and "llama-server --parallel N" in err
+    assert "/nonexistent" not in err  # refused before the model is even looked for
+    assert main(["serve", "--parallel", "0", "--replay", "/nonexistent.txt"]) == 2  # below 1: refused by the option
+
+
 def _free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -75,3 +86,41 @@ def test_serve_demo_answers_an_openai_client(tmp_path: Path, encoding: HarmonyEn
             server.kill()
             _, err = server.communicate()
     assert "serving pocket-gpt-oss at http://127.0.0.1:" in err and "Traceback" not in err
+
+
+def test_serve_flags_reach_the_server(tmp_path: Path, encoding: HarmonyEncoding) -> None:
+    """``--allow-host`` and ``--store-path`` through the command line, on a real server process."""
+    recording = tmp_path / "answer.txt"
+    recording.write_text("<|channel|>final<|message|>Hi.<|return|>", encoding="utf-8")
+    store = tmp_path / "kept" / "serve.sqlite3"
+    port = _free_port()
+    command = [sys.executable, "-m", "harmony_chat", "serve", "--replay", str(recording), "--port", str(port)]
+    command += ["--allow-host", "chat.lan", "--store-path", str(store)]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    server = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            assert server.poll() is None, server.communicate()[1]
+            try:
+                if httpx.get(f"{url}/health", timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert time.monotonic() < deadline, "serve did not come up"
+            time.sleep(0.2)
+        named = httpx.get(f"{url}/v1/models", headers={"Host": f"chat.lan:{port}"}, timeout=5)
+        foreign = httpx.get(f"{url}/v1/models", headers={"Host": f"attacker.example:{port}"}, timeout=5)
+        client = OpenAI(base_url=f"{url}/v1", api_key="unused", max_retries=0, timeout=30)
+        response = client.responses.create(model=named.json()["data"][0]["id"], input="Hi")
+    finally:
+        server.send_signal(signal.SIGINT)
+        try:
+            server.communicate(timeout=20)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.communicate()
+    assert named.status_code == 200 and foreign.status_code == 400
+    assert response.output_text == "Hi."
+    assert store.exists() and (store.stat().st_mode & 0o777) == 0o600

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -13,7 +14,8 @@ from textual.widgets import Input, OptionList
 from textual.widgets._toast import Toast
 
 from harmony_chat.history.store import HistoryStore
-from harmony_chat.tui.screens.history import ConfirmScreen, HistoryScreen, RenameScreen
+from harmony_chat.history.text import SearchHit
+from harmony_chat.tui.screens.history import MATCH_STYLE, ConfirmScreen, HistoryScreen, RenameScreen, hit_prompt
 from harmony_chat.tui.widgets.turn import AssistantTurn, UserMessage
 from tests.tui.harness import make_app, send, settle
 
@@ -104,7 +106,7 @@ async def test_rename_and_delete_from_the_history_screen(tmp_path: Path) -> None
 
 
 async def test_outgrown_context_leaves_out_oldest_turns_and_says_so() -> None:
-    app = make_app(context=600, max_tokens=150)
+    app = make_app(values={"model.context": 600, "model.max_tokens": 150})
     questions = [QUESTION, "Why is the sky blue? Keep it short.", "Plan a tiny CLI that counts words in a file."]
     async with app.run_test(size=(110, 36)) as pilot:
         await settle(pilot)
@@ -250,3 +252,45 @@ async def test_the_title_follows_an_edit_of_the_first_message(tmp_path: Path) ->
     (row,) = store.list_conversations()
     assert row.title == "What is 2 + 2?"
     assert [m.content[0].text for m in store.load(row.id).messages][0] == "What is 2 + 2?"
+
+
+ESCAPES = "\x1b]0;owned\x07\x1b[2J\x9b2K"
+"""Retitle the terminal, erase the screen, and (C1 CSI) erase a line."""
+SHOWN = "␛]0;owned␇␛[2J�2K"
+RAW_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+async def test_titles_snippets_and_models_show_control_characters_as_symbols(tmp_path: Path) -> None:
+    store = HistoryStore(tmp_path / "history.sqlite3")
+    conversation = store.create_conversation({"effort": "low"}, f"model{ESCAPES}")
+    store.add_message(conversation, Message.from_role_and_content(Role.USER, f"Imported {ESCAPES} juliet"))
+    app = make_app(history=store)
+    async with app.run_test(size=(110, 36)) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+o")
+        await pilot.pause(0.1)
+        history = app.screen
+        assert isinstance(history, HistoryScreen)
+        options = history.query_one(OptionList)
+        listed = "\n".join(strip.text for strip in rendered(options))
+        assert not RAW_CONTROL.search(listed) and f"Imported {SHOWN} juliet" in listed and f"model{SHOWN}" in listed
+        history.query_one("#history-search", Input).value = "juliet"
+        await pilot.pause(0.1)
+        title, snippet = rendered(options)[1:3]
+        assert not RAW_CONTROL.search(title.text + snippet.text)
+        assert f"Imported {SHOWN} juliet" in title.text and f"Imported {SHOWN} juliet" in snippet.text
+        (match,) = [segment for segment in snippet if segment.text == "juliet"]  # the match is still the match
+        assert match.style is not None and match.style.bold and match.style.underline
+        await pilot.press("ctrl+r")
+        await pilot.pause(0.1)
+        assert isinstance(app.screen, RenameScreen)
+        field = app.screen.query_one(Input)
+        drawn = "\n".join(strip.text for strip in field.render_lines(field.region.reset_offset))
+        assert not RAW_CONTROL.search(drawn) and f"Imported {SHOWN}" in drawn
+
+
+def test_a_highlight_after_a_line_break_stays_on_its_match() -> None:
+    prompt = hit_prompt(SearchHit(1, "t\x1b", "a\r\nb\x07 juliet", ((6, 12),)))
+    assert prompt.plain == "#1  t␛\n    a\nb␇ juliet"
+    (span,) = [span for span in prompt.spans if str(span.style) == MATCH_STYLE]
+    assert prompt.plain[span.start : span.end] == "juliet"

@@ -131,7 +131,7 @@ async def test_model_error_with_brackets_and_markdown_in_its_path(tmp_path: Path
     from harmony_chat.chat.factory import create_backend
 
     path = tmp_path / "[/]*not* `here`.gguf"
-    app = make_app(factory=create_backend, replay_demo=False, model=path)
+    app = make_app(factory=create_backend, replay_demo=False, values={"model.path": str(path)})
     async with app.run_test(size=(200, 40)) as pilot:
         await settle(pilot)
         panel = app.chat.query_one(WelcomePanel)
@@ -202,6 +202,6 @@ def test_help_keeps_odd_keys_inside_their_cells() -> None:
 
     from harmony_chat.tui.screens.help import help_markdown
 
-    tokens = MarkdownIt("gfm-like").parse(help_markdown(Settings(keymap={"cycle-effort": "ctrl+`|x"}).keymap))
+    tokens = MarkdownIt("gfm-like").parse(help_markdown(Settings(keymap={"cycle-effort": "ctrl+e,`,|"}).keymap))
     cells = [child for token in tokens if token.type == "inline" for child in token.children or []]
-    assert "ctrl+`|x" in [cell.content for cell in cells if cell.type == "code_inline"]
+    assert "ctrl+e,`,|" in [cell.content for cell in cells if cell.type == "code_inline"]

@@ -23,7 +23,7 @@ from harmony_chat.chat.options import ChatOptions
 from harmony_chat.config import load_settings
 from harmony_chat.history.store import HistoryStore
 from harmony_chat.tui.app import HarmonyChatApp
-from harmony_chat.tui.screens.approval import ApprovalScreen
+from harmony_chat.tui.screens.approval import GUARD_S, ApprovalScreen
 from harmony_chat.tui.screens.history import HistoryScreen
 from harmony_chat.tui.screens.tools import ToolsScreen
 from harmony_chat.tui.screenshots import PINNED_DATE
@@ -31,7 +31,7 @@ from harmony_chat.tui.widgets.tool_row import ToolCallRow
 from harmony_chat.tui.widgets.turn import AssistantTurn
 from tests.tools.conftest import stdio_toml
 from tests.tools.mcp_test_server import forecast
-from tests.tui.harness import settle
+from tests.tui.harness import ManualClock, settle
 
 CALL = (
     "<|channel|>analysis<|message|>I need the weather.<|end|>"
@@ -66,8 +66,10 @@ def tool_app(
     """The app as ``harmony-chat --config CONFIG --replay REPLAY`` starts it (replay without delay)."""
     settings = load_settings(config)
     settings.ui.cursor_blink = False
-    options = ChatOptions.from_settings(settings, replay=replay, start_date=PINNED_DATE)
-    return HarmonyChatApp(options, settings, backend_factory=create_backend, history=history, resume=resume)
+    options = ChatOptions(settings, replay=replay, start_date=PINNED_DATE)
+    app = HarmonyChatApp(options, backend_factory=create_backend, history=history, resume=resume)
+    app.approval_clock = ManualClock()  # the approval modal's typing guard: ask() lets its time pass
+    return app
 
 
 async def until(pilot: Pilot[Any], condition: Callable[[], bool], what: str) -> None:
@@ -87,7 +89,22 @@ async def tools_ready(pilot: Pilot[Any]) -> None:
 
 
 async def ask(pilot: Pilot[Any], text: str) -> ApprovalScreen:
-    """Send ``text`` and wait for the approval modal."""
+    """Send ``text``, wait for the approval modal, and let its typing guard pass (the user read it)."""
+    modal = await ask_only(pilot, text)
+    await pass_guard(pilot, modal)
+    return modal
+
+
+async def pass_guard(pilot: Pilot[Any], modal: ApprovalScreen) -> None:
+    """Let the modal's typing guard end (moving a manual clock; else waiting for it)."""
+    clock = modal.guard.clock
+    if isinstance(clock, ManualClock):
+        clock.advance(GUARD_S)
+    await until(pilot, lambda: modal.focused is modal.query_one("#deny"), "the modal taking answers")
+
+
+async def ask_only(pilot: Pilot[Any], text: str) -> ApprovalScreen:
+    """Send ``text`` and wait for the approval modal (just opened: its typing guard is on)."""
     app: Any = pilot.app
     app.chat.prompt.text = text
     await pilot.press("enter")
@@ -200,7 +217,7 @@ async def test_deny_with_a_reason_tells_the_model(tmp_path: Path) -> None:
         async with app.run_test(size=(110, 36)) as pilot:
             await tools_ready(pilot)
             modal = await ask(pilot, "Weather in Tokyo?")
-            modal.query_one("#approval-reason", Input).focus()
+            await pilot.press("r")  # the reason field, reached on purpose
             await pilot.press(*"not [b]now[/b]")
             assert modal.query_one("#approval-reason", Input).value == "not [b]now[/b]"
             await pilot.press("enter")

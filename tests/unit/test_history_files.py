@@ -6,12 +6,22 @@ import errno
 import hashlib
 import os
 import sqlite3
+import stat
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from openai_harmony import Message, Role
 
-from harmony_chat.history.db import MIGRATIONS, SCHEMA_VERSION, HistoryError, HistoryLocationError
+from harmony_chat.history.db import (
+    MIGRATIONS,
+    SCHEMA_VERSION,
+    HistoryError,
+    HistoryLocationError,
+    default_database,
+    reading,
+)
+from harmony_chat.history.instances import instances_folder
 from harmony_chat.history.store import HistoryStore
 
 
@@ -137,3 +147,78 @@ def test_schema_1_is_migrated(tmp_path: Path) -> None:
     assert store.load(2).title == "My renamed chat"  # recognised as the user's choice: kept
     store.drop_exchange(1, 1, keep_user=False)
     assert store.load(1).title == ""  # automatic: follows the first message
+
+
+def mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+@pytest.fixture
+def open_umask() -> Iterator[None]:
+    """The loosest umask: files come out as their creator asks, 0666 for SQLite's."""
+    old = os.umask(0)
+    yield
+    os.umask(old)
+
+
+posix_only = pytest.mark.skipif(os.name != "posix", reason="POSIX permission bits")
+
+
+@posix_only
+def test_a_new_history_is_private_whatever_the_umask(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, open_umask: None
+) -> None:
+    data = tmp_path / "share" / "harmony-chat"
+    monkeypatch.setenv("HARMONY_CHAT_DATA_DIR", str(data))
+    store = HistoryStore(default_database())
+    conversation = store.create_conversation({}, "pocket")
+    with reading(store.path) as connection:  # an open connection keeps SQLite's -wal and -shm
+        connection.execute("SELECT count(*) FROM conversations").fetchone()
+        store.add_message(conversation, Message.from_role_and_content(Role.USER, "a private question"))
+        companions = [store.path.with_name(store.path.name + suffix) for suffix in ("-wal", "-shm")]
+        assert all(path.exists() for path in companions)
+        assert [mode(path) for path in [store.path, *companions]] == [0o600] * 3
+    assert store.instance.claim() is not None
+    (lock,) = instances_folder(store.path).iterdir()
+    assert (mode(data.parent), mode(data), mode(instances_folder(store.path)), mode(lock)) == (0o700,) * 3 + (0o600,)
+
+
+@posix_only
+def test_a_history_others_can_read_is_tightened_when_opened(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    data = tmp_path / "data"
+    monkeypatch.setenv("HARMONY_CHAT_DATA_DIR", str(data))
+    store = HistoryStore(default_database())
+    store.create_conversation({}, "pocket")
+    assert store.instance.claim() is not None
+    store.close()
+    companions = [store.path.with_name(store.path.name + suffix) for suffix in ("-wal", "-shm")]
+    with reading(store.path) as connection:  # another process's connection keeps -wal and -shm
+        connection.execute("SELECT count(*) FROM conversations").fetchone()
+        for path in [data, instances_folder(store.path), store.path, *companions]:
+            path.chmod(0o755 if path.is_dir() else 0o644)  # as an older version left them
+        HistoryStore(default_database()).list_conversations()
+        assert [mode(path) for path in [data, store.path, *companions]] == [0o700, 0o600, 0o600, 0o600]
+    HistoryStore(default_database()).instance.claim()
+    assert mode(instances_folder(store.path)) == 0o700
+
+
+@posix_only
+def test_a_folder_the_user_chose_is_left_alone(tmp_path: Path, open_umask: None) -> None:
+    """``--history-db`` in a project folder: the file is private, the folder is the user's business."""
+    project = tmp_path / "project"
+    project.mkdir(mode=0o755)
+    project.chmod(0o755)
+    store = HistoryStore(project / "chats.sqlite3")
+    store.create_conversation({}, "pocket")
+    assert (mode(project), mode(store.path)) == (0o755, 0o600)
+    made = HistoryStore(tmp_path / "new" / "place" / "chats.sqlite3")  # folders the app makes are its own
+    assert (mode(tmp_path / "new"), mode(made.path.parent), mode(made.path)) == (0o700, 0o700, 0o600)
+
+
+@posix_only
+def test_another_applications_database_keeps_its_mode(tmp_path: Path) -> None:
+    other = foreign_database(tmp_path / "other.db", "CREATE TABLE foo (x);")
+    other.chmod(0o644)
+    with pytest.raises(HistoryError):
+        HistoryStore(other)
+    assert mode(other) == 0o644

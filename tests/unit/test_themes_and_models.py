@@ -59,4 +59,23 @@ def test_models_command(
     (isolated_home / "models" / "tiny.gguf").symlink_to(tiny_gguf)
     assert main(["models"]) == 0
     line = capsys.readouterr().out.strip()
-    assert line.endswith("GB\t~/models") and "tiny.gguf" in line
+    size = tiny_gguf.stat().st_size
+    assert 1e6 < size < 1e9  # a small file: it used to be listed as "0.0 GB"
+    assert line == f"{isolated_home / 'models' / 'tiny.gguf'}\t{size / 1e6:.1f} MB\t~/models"
+
+
+@pytest.mark.parametrize(
+    ("size", "shown"),
+    [
+        (12_800_000_000, "12.8 GB"),
+        (38_200_000, "38.2 MB"),
+        (640_000, "640.0 kB"),
+        (512, "512 B"),
+        (999_999_999, "1.0 GB"),
+        (2_500_000_000_000, "2.5 TB"),
+    ],
+)
+def test_model_sizes_are_shown_in_a_unit_that_fits(size: int, shown: str) -> None:
+    from harmony_chat.models import FoundModel
+
+    assert FoundModel(Path("m.gguf"), "~/models", size).size_text == shown

@@ -7,9 +7,10 @@ entrypoints/http_server.py`` (commit 0025436e), ``managers/tokenizer_manager.py`
 - Request: ``input_ids``, ``stream``, ``sampling_params`` with ``max_new_tokens``,
   ``stop_token_ids``, ``skip_special_tokens``, ``no_stop_trim`` (keep the stop token in the
   output), ``temperature``/``top_p``/``top_k`` (-1: off)/``min_p``, ``json_schema`` (a JSON
-  string) or ``regex`` for constrained decoding, ``logit_bias`` (by token id) and ``ignore_eos``.
-  There is no per-request seed in the documented parameters (the server's ``--random-seed``
-  applies), so none is sent.
+  string) or ``regex`` for constrained decoding, ``frequency_penalty``/``presence_penalty``,
+  ``logit_bias`` (by token id; harmony-chat uses it only to refuse special tokens inside JSON, and
+  refuses requests that ask for their own) and ``ignore_eos``. There is no per-request seed in the
+  documented parameters (the server's ``--random-seed`` applies), so none is sent.
 - Stream: ``data: {"text", "output_ids", "meta_info"}`` lines, then ``data: [DONE]``;
   ``output_ids`` is cumulative unless the server runs ``--incremental-streaming-output`` (older:
   ``--stream-output``), so harmony-chat compares its length with ``meta_info.completion_tokens``
@@ -70,6 +71,8 @@ class SglangBackend(RemoteBackend):
             "top_p": sampling.top_p,
             "top_k": sampling.top_k if sampling.top_k > 0 else -1,
             "min_p": sampling.min_p,
+            "frequency_penalty": sampling.frequency_penalty,
+            "presence_penalty": sampling.presence_penalty,
         }
         held = constraint(prompt, sampling, schema)
         if held.schema is not None:

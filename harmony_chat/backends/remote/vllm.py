@@ -20,6 +20,8 @@ completion/protocol.py`` (commit 002032ee) and ``completion/serving.py`` (commit
 - Grammar: ``structured_outputs: {"json": schema}`` or ``{"choice": [...]}`` (older servers:
   ``guided_json``, ``guided_choice``); ``logit_bias`` (-100 .. 100 by token id) keeps special
   tokens out of JSON; ``ignore_eos`` keeps a benchmark's stream going.
+- ``presence_penalty``, ``frequency_penalty`` and ``logit_bias`` (OpenAI's map of id strings) are
+  the OpenAI completion parameters of the same names.
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ class VllmBackend(RemoteBackend):
     """gpt-oss on a vLLM server, token ids in and out."""
 
     name = "vllm"
+    supports_logit_bias = True
 
     def __init__(self, client: EngineClient, *, model_name: str | None = None) -> None:
         super().__init__(client, model_name=model_name)
@@ -98,7 +101,11 @@ class VllmBackend(RemoteBackend):
             "top_p": sampling.top_p,
             "min_p": sampling.min_p,
             "repetition_penalty": 1.0,
+            "presence_penalty": sampling.presence_penalty,
+            "frequency_penalty": sampling.frequency_penalty,
         }
+        if sampling.logit_bias:
+            body["logit_bias"] = {str(token): bias for token, bias in sampling.logit_bias.items()}
         if sampling.top_k > 0:
             body["top_k"] = sampling.top_k
         if sampling.seed is not None:
@@ -118,8 +125,8 @@ class VllmBackend(RemoteBackend):
                 body["guided_choice"] = list(held.choices)
             else:
                 body["structured_outputs"] = {"choice": list(held.choices)}
-        if held.refused:
-            body["logit_bias"] = {str(token): -100 for token in held.refused}
+        if held.refused:  # merged with the request's own bias; refused stays refused
+            body["logit_bias"] = {**body.get("logit_bias", {}), **{str(token): -100 for token in held.refused}}
         if held.ignore_eos:
             body["ignore_eos"] = True
             body["stop_token_ids"] = []

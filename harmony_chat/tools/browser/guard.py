@@ -65,6 +65,11 @@ def non_public_kind(address: IPAddress) -> str | None:
     return None
 
 
+def address_phrase(kind: str) -> str:
+    """``kind`` (of :func:`non_public_kind`) as a noun phrase with its article: ``an unspecified address``."""
+    return f"{'an' if kind.startswith(('a', 'e', 'i', 'o', 'u')) else 'a'} {kind} address"
+
+
 def split_url(url: str) -> tuple[str, str, int]:
     """The scheme, host and port of an http(s) URL; raise ``BlockedURL`` for any other kind."""
     try:
@@ -103,10 +108,13 @@ class AddressGuard:
         if not self.allow_private:
             for address in addresses:
                 if kind := non_public_kind(address):
-                    named = "" if str(address) == host.strip("[]") else f" {host!r} resolves to"
+                    if str(address) == host.strip("[]"):
+                        what = f"{address} is {address_phrase(kind)}"
+                    else:
+                        what = f"{host!r} resolves to {address}, which is {address_phrase(kind)}"
                     raise BlockedURL(
-                        f"refused:{named} {address} is a {kind} address, and this browser only opens public"
-                        " internet addresses (the config's [tools.browser] allow_private = true allows them)"
+                        f"refused: {what}, and this browser only opens public internet addresses"
+                        " (the config's [tools.browser] allow_private = true allows them)"
                     )
         return [str(address) for address in addresses]
 

@@ -2,9 +2,11 @@
 
 For users who want more than the built-in sandbox. The image must have Python with ``ipykernel``
 (for example ``quay.io/jupyter/base-notebook``). The container gets no network, no capabilities,
-a read-only root, a private ``/tmp``, the working folder at ``/mnt/data`` and the socket folder
-at its own path; the kernel runs as the user's uid so files it writes belong to the user. Unix
-sockets through a bind mount need the engine on this machine's kernel (Linux), not in a VM.
+a read-only root, a private ``/tmp`` of the quota's size, the working folder at ``/mnt/data`` and
+the socket folder at its own path; the kernel runs as the user's uid so files it writes belong to
+the user. The working folder is a bind of the host's, so its quota is only checked after each
+call (and each file is bounded by the per-file limit). Unix sockets through a bind mount need the
+engine on this machine's kernel (Linux), not in a VM.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import os
 import secrets
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -44,7 +47,7 @@ class ContainerRunner:
         argv += ["--cap-drop", "ALL", "--security-opt", "no-new-privileges", "--read-only"]
         argv += ["--memory", str(limits.memory_bytes), "--pids-limit", str(limits.processes)]
         argv += ["--ulimit", f"fsize={limits.file_bytes}", "--ulimit", f"nofile={limits.open_files}"]
-        argv += ["--ulimit", f"cpu={limits.cpu_s}", "--tmpfs", f"/tmp:rw,size={limits.tmp_bytes}"]
+        argv += ["--ulimit", f"cpu={limits.cpu_s}", "--tmpfs", f"/tmp:rw,size={limits.disk_bytes}"]
         argv += ["-v", f"{workdir.resolve()}:{MNT_DATA}", "-v", f"{ipc_dir}:{ipc_dir}", "-w", MNT_DATA]
         if self.engine == "podman":
             argv += ["--userns=keep-id"]
@@ -52,16 +55,22 @@ class ContainerRunner:
         argv += ["-e", "PYDEVD_DISABLE_FILE_VALIDATION=1", "-e", "JUPYTER_PLATFORM_DIRS=1"]
         return [*argv, self.image, self.python, *kernel_argv[1:]]
 
-    def plan(self, limits: SandboxLimits, *, workdir: Path, ipc_dir: Path, kernel_argv: list[str]) -> LaunchPlan:
+    def plan(
+        self, limits: SandboxLimits, *, workdir: Path, private_dir: Path, kernel_argv_for: Callable[[str], list[str]]
+    ) -> LaunchPlan:
         """The launch plan: the engine's command line, and how to remove the container afterwards."""
         name = f"harmony-chat-python-{secrets.token_hex(6)}"
+        ipc_dir = private_dir / "sock"
+        kernel_argv = kernel_argv_for(f"{ipc_dir}/connection.json")
         argv = self.command(limits, workdir=workdir, ipc_dir=ipc_dir, kernel_argv=kernel_argv, name=name)
         return LaunchPlan(
             argv,
-            {"init": False},
+            {"view": None},
             MNT_DATA,
+            str(ipc_dir),
             env=dict(os.environ),
             cleanup_argv=[self.engine, "rm", "--force", name],
+            handshake=False,
         )
 
     def describe(self, limits: SandboxLimits) -> str:
@@ -70,5 +79,6 @@ class ContainerRunner:
         return (
             f"Contained in a {self.engine} container ({self.image}): {network}; no capabilities; read-only system;"
             f" only the working folder at {MNT_DATA}; limits: {limits.memory_bytes // 1024**2} MiB memory,"
-            f" {limits.processes} processes, {limits.file_bytes // 1024**2} MiB per file."
+            f" {limits.processes} processes, {limits.file_bytes // 1024**2} MiB per file; the working folder's"
+            f" {limits.disk_bytes // 1024**2} MiB quota is only checked after each call."
         )

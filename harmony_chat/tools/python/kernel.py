@@ -1,20 +1,29 @@
 """One sandboxed IPython kernel: start it, run code in it, interrupt it, kill it.
 
-The kernel speaks the Jupyter protocol over ZeroMQ on Unix sockets in a private folder
-(``transport="ipc"``): they work across the sandbox's network namespace, where the parent's
-``127.0.0.1`` is out of reach. ``jupyter_client``'s ``BlockingKernelClient`` talks to it; the
-process is started and stopped here, not by a ``KernelManager``, because it runs under the
-launcher and ``unshare``. Not thread-safe: the owner serialises calls.
+The kernel speaks the Jupyter protocol over ZeroMQ on Unix sockets (``transport="ipc"``): they
+work across the sandbox's network namespace, where the parent's ``127.0.0.1`` is out of reach.
+``jupyter_client``'s ``BlockingKernelClient`` talks to it; the process is started and stopped
+here, not by a ``KernelManager``, because it runs under the launcher and ``unshare``.
+
+The host keeps a private folder per kernel (the launcher's spec and log, never shown to the
+code) and a socket pair with the launcher: the launcher says on it when the sandbox is ready,
+handing over descriptors of the code's working and socket folders when it built a root of its
+own (the host then reaches the sockets as ``/proc/self/fd/N/k-1`` and the files only through
+:mod:`workspace`), and it kills the sandbox when the host's end closes, which the OS does however
+the host dies. Not thread-safe: the owner serialises calls.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import queue
 import secrets
 import shutil
 import signal
+import socket
+import stat
 import subprocess
 import sys
 import tempfile
@@ -26,6 +35,7 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 
 from harmony_chat.tools.python.sandbox import LaunchPlan
 from harmony_chat.tools.python.transcript import Transcript
+from harmony_chat.tools.python.workspace import NOFOLLOW_CLOEXEC, Mirror, SyncReport, open_folder, open_subfolder
 
 if TYPE_CHECKING:
     from jupyter_client.blocking.client import BlockingKernelClient
@@ -35,6 +45,8 @@ LAUNCHER = Path(__file__).with_name("launcher.py")
 START_TIMEOUT_S = 60.0
 INTERRUPT_GRACE_S = 3.0
 POLL_S = 0.05
+LOG_TAIL_BYTES = 4096
+_LOG_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | NOFOLLOW_CLOEXEC
 KERNEL_FLAGS = (
     "--HistoryManager.hist_file=:memory:",
     "--InteractiveShell.xmode=Plain",
@@ -65,11 +77,16 @@ def short_temp_root() -> str:
     return root if len(root) <= 40 else "/tmp"
 
 
-def connection_info(ipc_dir: Path) -> dict[str, Any]:
+def kernel_argv(connection_file: str) -> list[str]:
+    """The kernel's command line, for its connection file's path as the kernel sees it."""
+    return [sys.executable, "-m", "ipykernel_launcher", "-f", connection_file, *KERNEL_FLAGS]
+
+
+def connection_info(ipc_dir: str) -> dict[str, Any]:
     """The Jupyter connection info for a kernel listening on Unix sockets ``<ipc_dir>/k-1`` .. ``k-5``."""
     return {
         "transport": "ipc",
-        "ip": str(ipc_dir / "k"),
+        "ip": f"{ipc_dir}/k",
         "shell_port": 1,
         "iopub_port": 2,
         "stdin_port": 3,
@@ -97,54 +114,114 @@ def describe_exit(code: int, *, via_init: bool) -> str:
     return f"it exited with status {code}"
 
 
+PlanFor = Callable[[Path, Callable[[str], list[str]]], LaunchPlan]
+"""Makes the launch plan for a kernel from its private folder and its command's maker."""
+
+
 class KernelProcess:
     """A kernel running under a launch plan, with a client connected over Unix sockets."""
 
-    def __init__(self, plan_for: Callable[[Path, list[str]], LaunchPlan], workdir: Path) -> None:
+    def __init__(self, plan_for: PlanFor, workdir: Path) -> None:
         self._plan_for = plan_for
         self.workdir = workdir
-        self.ipc_dir: Path | None = None
+        """The working folder on the host (with a view: the host's copy of the code's folder)."""
+        self.private_dir: Path | None = None
         self.process: subprocess.Popen[bytes] | None = None
         self.client: BlockingKernelClient | None = None
         self.plan: LaunchPlan | None = None
+        self.folder_fd: int | None = None
+        """The code's working folder, as the host reaches it (with a view, only through this)."""
+        self.mirror: Mirror | None = None
+        """With a view: keeps the host's copy of the working folder in step."""
+        self.pushed: SyncReport | None = None
+        """With a view: what was copied into the new kernel's folder from the host's copy."""
+        self._channel: socket.socket | None = None
+        self._ipc_fd: int | None = None
 
     def start(self) -> None:
         """Start the kernel and wait until it answers; raise ``KernelStartError`` if it does not."""
         from jupyter_client.blocking.client import BlockingKernelClient  # loads ZeroMQ: only when needed
 
-        ipc_dir = Path(tempfile.mkdtemp(prefix="hc-py-", dir=short_temp_root()))
-        self.ipc_dir = ipc_dir
-        info = connection_info(ipc_dir)
-        connection_file = ipc_dir / "connection.json"
-        connection_file.write_text(json.dumps(info), encoding="utf-8")
-        kernel_argv = [sys.executable, "-m", "ipykernel_launcher", "-f", str(connection_file), *KERNEL_FLAGS]
-        plan = self._plan_for(ipc_dir, kernel_argv)
+        private = Path(tempfile.mkdtemp(prefix="hc-py-", dir=short_temp_root()))
+        self.private_dir = private
+        plan = self._plan_for(private, kernel_argv)
         self.plan = plan
-        (ipc_dir / "launch.json").write_text(json.dumps(plan.spec), encoding="utf-8")
-        home = self.workdir / ".home"
-        (home / "tmp").mkdir(parents=True, exist_ok=True)
-        if plan.owner:
-            _hand_over([ipc_dir, self.workdir], *plan.owner)
-        log = (ipc_dir / "kernel.log").open("wb")
+        info = connection_info(plan.ipc_inside)
+        launcher_end: socket.socket | None = None
+        if plan.handshake:
+            self._channel, launcher_end = socket.socketpair()
+        spec = dict(plan.spec, channel=launcher_end.fileno() if launcher_end else None, connection=json.dumps(info))
+        (private / "launch.json").write_text(json.dumps(spec), encoding="utf-8")
+        if not plan.view:
+            sockets = Path(plan.ipc_inside)
+            sockets.mkdir(mode=0o700, exist_ok=True)
+            (sockets / "connection.json").write_text(json.dumps(info), encoding="utf-8")
+            self.folder_fd = open_folder(self.workdir)
+            with contextlib.ExitStack() as stack:
+                home = open_subfolder(self.folder_fd, ".home", create=True)
+                stack.callback(os.close, home)
+                os.close(open_subfolder(home, "tmp", create=True))
+        log = (private / "kernel.log").open("wb")
         try:
             self.process = subprocess.Popen(
                 plan.argv,
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=log,
-                cwd=self.workdir,
+                cwd="/" if plan.view else self.workdir,
                 env=plan.env,
                 start_new_session=True,
+                pass_fds=(launcher_end.fileno(),) if launcher_end else (),
             )
         except OSError as error:
             raise KernelStartError(f"could not start the Python kernel: {error}") from error
         finally:
             log.close()
+            if launcher_end is not None:
+                launcher_end.close()
+        host_ip = info["ip"]
+        if self._channel is not None:
+            handed = self._wait_launcher(self._channel, time.monotonic() + START_TIMEOUT_S)
+            if plan.view:
+                self.folder_fd, self._ipc_fd = handed
+                host_ip = f"/proc/self/fd/{self._ipc_fd}/k"
         client = BlockingKernelClient()
-        client.load_connection_info(cast("KernelConnectionInfo", info))
+        client.load_connection_info(cast("KernelConnectionInfo", dict(info, ip=host_ip)))
         client.start_channels()
         self.client = client
         self._wait_ready(START_TIMEOUT_S)
+        if plan.view and self.folder_fd is not None:
+            self.mirror = Mirror(self.folder_fd, open_folder(self.workdir), plan.owner)
+            self.pushed = self.mirror.push()
+
+    def _wait_launcher(self, channel: socket.socket, deadline: float) -> list[int]:
+        """Wait for the launcher's "ready" and the folders it hands over (two with a view, else none)."""
+        expected = 2 if self.plan and self.plan.view else 0
+        channel.settimeout(POLL_S)
+        try:
+            while time.monotonic() < deadline:
+                try:
+                    message, fds, _flags, _address = socket.recv_fds(channel, 64, 4)
+                except TimeoutError:
+                    if not self.alive():
+                        break
+                    continue
+                if message == b"ready" and len(fds) == expected:
+                    return fds
+                for fd in fds:
+                    os.close(fd)
+                break  # the launcher ended (it failed) or said something else
+            else:
+                raise KernelStartError(f"the Python sandbox was not ready within {START_TIMEOUT_S:.0f} s")
+        finally:
+            channel.settimeout(None)
+        self._wait_exit(5.0)
+        raise KernelStartError(f"the Python kernel did not start: {self.log_tail()}")
+
+    def _wait_exit(self, timeout_s: float) -> None:
+        if self.process is not None:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.process.wait(timeout_s)
 
     def _wait_ready(self, timeout_s: float) -> None:
         client = self.client
@@ -174,19 +251,21 @@ class KernelProcess:
                 return
 
     def log_tail(self) -> str:
-        """The last line the kernel process wrote to stderr (why it failed to start)."""
-        if self.ipc_dir is None:
+        """The last line the launcher or the kernel wrote to stderr (why it failed to start)."""
+        if self.private_dir is None:
             return "no log"
-        try:
-            lines = (self.ipc_dir / "kernel.log").read_text(encoding="utf-8", errors="replace").strip().splitlines()
-        except OSError:
-            lines = []
+        lines: list[str] = []
+        with contextlib.suppress(OSError):
+            lines = _tail(os.open(self.private_dir / "kernel.log", _LOG_FLAGS))
+        if not lines and self._ipc_fd is not None:  # with a view the kernel's stderr stays in the sandbox
+            with contextlib.suppress(OSError):
+                lines = _tail(os.open("kernel.log", _LOG_FLAGS, dir_fd=self._ipc_fd))
         code = self.process.poll() if self.process else None
         tail = lines[-1] if lines else "no message"
         return tail if code is None else f"{tail} ({describe_exit(code, via_init=self._via_init())})"
 
     def _via_init(self) -> bool:
-        return bool(self.plan and self.plan.spec.get("init"))
+        return bool(self.plan and self.plan.handshake)
 
     def alive(self) -> bool:
         """True while the kernel process runs."""
@@ -265,8 +344,13 @@ class KernelProcess:
                 continue
 
     def close(self) -> None:
-        """Kill the kernel, reap it, close the client and remove the socket folder."""
+        """Kill the kernel, bring its last files to the host, close everything, remove the private folder."""
         self.kill()
+        if self.mirror is not None:
+            with contextlib.suppress(OSError):  # the descriptor keeps the sandbox's files readable
+                self.mirror.pull()
+            os.close(self.mirror.host_fd)
+            self.mirror = None
         if self.client is not None:
             self.client.stop_channels()
             self.client = None
@@ -275,18 +359,26 @@ class KernelProcess:
                 subprocess.run(self.plan.cleanup_argv, capture_output=True, timeout=30, check=False)
             except (OSError, subprocess.SubprocessError):
                 pass
-        if self.ipc_dir is not None:
-            shutil.rmtree(self.ipc_dir, ignore_errors=True)
-            self.ipc_dir = None
+        if self._channel is not None:
+            self._channel.close()
+            self._channel = None
+        for fd in (self.folder_fd, self._ipc_fd):
+            if fd is not None:
+                os.close(fd)
+        self.folder_fd = self._ipc_fd = None
+        if self.private_dir is not None:
+            shutil.rmtree(self.private_dir, ignore_errors=True)  # removes links, never follows them (Linux, macOS)
+            self.private_dir = None
 
 
-def _hand_over(folders: list[Path], uid: int, gid: int) -> None:
-    """Give ``folders`` (recursively) to the sandbox user, so the kernel can write there."""
-    for folder in folders:
-        os.chown(folder, uid, gid)
-        for root, dirs, files in os.walk(folder):
-            for name in dirs + files:
-                try:
-                    os.lchown(os.path.join(root, name), uid, gid)
-                except OSError:
-                    continue
+def _tail(fd: int) -> list[str]:
+    """The last lines of a regular file (a bounded read from its end); the descriptor is closed."""
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return []
+        os.lseek(fd, max(0, info.st_size - LOG_TAIL_BYTES), os.SEEK_SET)
+        data = os.read(fd, LOG_TAIL_BYTES)
+    finally:
+        os.close(fd)
+    return data.decode("utf-8", errors="replace").strip().splitlines()

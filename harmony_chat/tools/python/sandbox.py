@@ -1,9 +1,21 @@
 """How the python tool's kernel is contained on this machine: probing, the launch plan, and what to tell the user.
 
-On Linux with ``unshare`` and user namespaces the kernel gets no network, a PID namespace, and a
-view of the disk where the user's home, the data dir and the shared temp folders are empty and
-only its working folder (at ``/mnt/data``), Python's own folders and its socket folder are
-visible. Everywhere it gets resource limits, a working folder of its own and an environment
+On Linux with ``unshare`` and user (or root's) namespaces the kernel gets no network, a PID
+namespace, and a root of its own built from an allow-list (:func:`visible_paths`):
+
+- read-only: the system's programs and libraries (``/usr``, ``/bin``, ``/sbin``, ``/lib*``), the
+  folders of the Python that runs the kernel (its prefixes, site-packages, the user site), and a
+  few files of ``/etc`` that Python and common libraries need (``ETC_ALLOWED``: the loader's
+  cache, TLS certificates, the time zone, name service and MIME tables, fonts); ``/etc/passwd``,
+  ``/etc/group`` and ``/etc/hosts`` are written for the sandbox (root and nobody, localhost);
+- ``/dev/null``, ``zero``, ``full``, ``random``, ``urandom``, and ``/proc`` of its own PID namespace;
+- read-write, on one tmpfs of ``disk_bytes`` (the quota): the working folder at ``/mnt/data``,
+  ``/tmp``, ``/var/tmp``, ``/dev/shm`` and the kernel's socket folder ``/run/kernel``.
+
+Nothing else is there: not the user's home, not other users' files, not project folders, not
+the data dir, not the rest of ``/etc``, ``/var``, ``/opt``, ``/srv``, ``/sys``. The tmpfs is memory
+that only its quota bounds; the host keeps a copy of the working folder (not ``/tmp``) in the data
+dir. Everywhere the kernel gets resource limits, a working folder of its own and an environment
 without the user's secrets. What is available is probed once per process.
 """
 
@@ -15,6 +27,7 @@ import shutil
 import site
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -23,6 +36,8 @@ MNT_DATA = "/mnt/data"
 """Where the model is told its files live; the working folder appears there when mounts are allowed."""
 SANDBOX_UID = 65534
 """The unprivileged user (``nobody``) the kernel runs as when harmony-chat itself runs as root."""
+KERNEL_DIR = "/run/kernel"
+"""The kernel's socket folder inside the sandbox (on the quota's tmpfs)."""
 SAFE_ENV_KEYS = ("LANG", "LANGUAGE", "TZ", "TERM")
 """The only variables passed on from the user's environment (plus ``LC_*``): no keys, no tokens."""
 SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"
@@ -43,8 +58,17 @@ class SandboxLimits:
     processes: int = 128
     """Processes and threads (RLIMIT_NPROC, counted inside the sandbox's user namespace)."""
     open_files: int = 256
-    tmp_bytes: int = 256 * _MIB
-    """Size of the private ``/tmp`` and ``/dev/shm`` (memory-backed) when mounts are allowed."""
+    disk_bytes: int = 256 * _MIB
+    """The quota: what the working folder, ``/tmp`` and ``/dev/shm`` hold together.
+
+    With full isolation they are one tmpfs of this size, so the kernel refuses writes past it (no
+    space left on device) and the host's copy of the working folder never grows past it either;
+    the tmpfs is memory, which only this size bounds. Without a mount namespace (or in a container)
+    it is checked after each call and bounds each file through RLIMIT_FSIZE, but the code can write
+    wherever the user can.
+    """
+    inodes: int = 10_000
+    """Files and folders the quota's tmpfs holds at most (each costs memory even when empty)."""
 
     def as_spec(self) -> dict[str, int]:
         """The limits as the launcher reads them."""
@@ -176,10 +200,13 @@ def describe(platform: Platform, limits: SandboxLimits, workdir_shown: str) -> s
         contained.insert(0, "no network")
     else:
         gaps.append("network is not blocked")
+    quota = f"{limits.disk_bytes // _MIB} MiB"
     if platform.files_hidden:
-        contained.append("your home, the data folder and shared temp folders hidden")
+        contained.append("only system libraries and Python's folders visible (read-only), not your files")
+        contained.append(f"a {quota} quota for the working folder and /tmp together")
     else:
         gaps.append("it can read and write your files outside the working folder")
+        gaps.append(f"the working folder's {quota} quota is only checked after each call")
     processes = f", {limits.processes} processes" if process_limit_holds(platform) else ""
     if not processes:
         gaps.append("no limit on the number of processes")
@@ -240,18 +267,77 @@ class LaunchPlan:
     spec: dict[str, Any]
     workdir_inside: str
     """The working folder's path as the code sees it."""
+    ipc_inside: str
+    """The kernel's socket folder as the code sees it (without a view: the same path on the host)."""
     owner: tuple[int, int] | None = None
-    """(uid, gid) that must own the working and socket folders (root runs the kernel as nobody)."""
+    """(uid, gid) to give what the host creates in the code's folder (root runs the kernel as nobody)."""
     env: dict[str, str] = field(default_factory=dict)
     """The environment of the first process (the launcher's is the sandbox's own)."""
     cleanup_argv: list[str] | None = None
     """A command to run after the kernel is killed (a container runner removes its container)."""
+    handshake: bool = True
+    """The launcher says on its channel when the sandbox is ready (a container runner has no launcher)."""
+
+    @property
+    def view(self) -> bool:
+        """True when the launcher builds a root of its own and hands the host its two folders."""
+        return bool(self.spec.get("view"))
 
 
-def hidden_roots(data_dir: Path) -> list[str]:
-    """The places emptied inside the sandbox: homes, the data dir, shared temp and runtime folders."""
-    roots = ["/home", "/root", str(Path.home()), str(data_dir), "/tmp", "/var/tmp", "/run", "/dev/shm", "/mnt"]
-    return sorted({os.path.realpath(root) for root in roots} - {"/"})
+SYSTEM_ROOTS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+"""System programs and libraries, shown read-only (links such as ``/bin -> usr/bin`` are remade as links)."""
+ETC_ALLOWED = (
+    "ld.so.cache",
+    "ld.so.conf",
+    "ld.so.conf.d",
+    "localtime",
+    "timezone",
+    "nsswitch.conf",
+    "host.conf",
+    "gai.conf",
+    "protocols",
+    "services",
+    "mime.types",
+    "ssl/certs",
+    "ssl/openssl.cnf",
+    "pki/tls/certs",
+    "pki/tls/openssl.cnf",
+    "pki/ca-trust",
+    "crypto-policies",
+    "ca-certificates.conf",
+    "fonts",
+    "alternatives",
+    "python3",
+    f"python{sys.version_info.major}.{sys.version_info.minor}",
+)
+"""What of ``/etc`` the sandbox sees, read-only: the loader, TLS, time zone, name service, MIME, fonts,
+Debian's alternatives and Python config. Never ``shadow``, keys, ``passwd`` (it gets its own) or the rest."""
+DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
+
+
+def _without_nested(paths: list[str]) -> list[str]:
+    """``paths`` sorted, leaving out each one that lies under another (it is shown with its parent)."""
+    kept: list[str] = []
+    for path in sorted(set(paths)):
+        if not any(_under(path, parent) for parent in kept):
+            kept.append(path)
+    return kept
+
+
+def visible_paths() -> list[str]:
+    """Everything the sandbox's root shows of the host, read-only: the system, Python, part of ``/etc``."""
+    paths = [*SYSTEM_ROOTS, *(f"/etc/{name}" for name in ETC_ALLOWED), *python_folders()]
+    return _without_nested([path for path in paths if os.path.lexists(path)])
+
+
+def sandbox_files() -> dict[str, str]:
+    """The ``/etc`` files written for the sandbox: its own users (the kernel is one), groups and hosts."""
+    home = f"{MNT_DATA}/.home"
+    return {
+        "/etc/passwd": f"root:x:0:0:root:{home}:/bin/sh\nnobody:x:{SANDBOX_UID}:{SANDBOX_UID}:nobody:{home}:/bin/sh\n",
+        "/etc/group": f"root:x:0:\nnogroup:x:{SANDBOX_UID}:\n",
+        "/etc/hosts": "127.0.0.1 localhost\n::1 localhost\n",
+    }
 
 
 def build_plan(
@@ -259,46 +345,52 @@ def build_plan(
     limits: SandboxLimits,
     *,
     workdir: Path,
-    ipc_dir: Path,
-    data_dir: Path,
-    kernel_argv: list[str],
+    private_dir: Path,
+    kernel_argv_for: Callable[[str], list[str]],
     launcher: Path,
 ) -> LaunchPlan:
-    """The command that starts the launcher (under ``unshare`` when available) and its spec."""
-    work = os.path.realpath(workdir)
+    """The command that starts the launcher (under ``unshare`` when available) and its spec.
+
+    ``private_dir`` is the host's own folder for this kernel (the spec, the launcher's log, and
+    without a view the sockets); ``kernel_argv_for`` gives the kernel's command for the path of its
+    connection file as the kernel sees it.
+    """
     full = platform.files_hidden
     owner = (SANDBOX_UID, SANDBOX_UID) if platform.as_root and full else None
-    hide: list[tuple[str, str]] = []
-    binds: list[tuple[str, str, bool]] = []
-    inside = work
-    if full:
-        tmp_size = str(limits.tmp_bytes)
-        for root in hidden_roots(data_dir):
-            hide.append((root, tmp_size if root in ("/tmp", "/dev/shm") else "1m"))
-        roots = [root for root, _size in hide]
-        inside = MNT_DATA if os.path.isdir("/mnt") and not os.path.islink("/mnt") else work
-        binds.append((work, inside, False))
-        binds.append((os.path.realpath(ipc_dir), os.path.realpath(ipc_dir), False))
-        for folder in python_folders():
-            if any(_under(folder, root) for root in roots):
-                binds.append((folder, folder, True))
-    home = f"{inside}/.home"
     user_site = site.getusersitepackages()
-    env = sandbox_environment(home, "/tmp" if full else f"{home}/tmp", user_site if os.path.isdir(user_site) else None)
+    python_path = user_site if os.path.isdir(user_site) else None
+    view: dict[str, Any] | None = None
+    if full:
+        inside, ipc = MNT_DATA, KERNEL_DIR
+        env = sandbox_environment(f"{inside}/.home", "/tmp", python_path)
+        view = {
+            "root": str(private_dir / "root"),
+            "scratch": str(private_dir / "scratch"),
+            "readonly": visible_paths(),
+            "devices": [device for device in DEVICES if os.path.exists(device)],
+            "files": sandbox_files(),
+            "disk_bytes": limits.disk_bytes,
+            "inodes": limits.inodes,
+            "owner": list(owner or (0, 0)),
+            "workdir": inside,
+            "ipc": ipc,
+        }
+    else:
+        inside, ipc = os.path.realpath(workdir), str(private_dir / "sock")
+        env = sandbox_environment(f"{inside}/.home", f"{inside}/.home/tmp", python_path)
     drop = "user" if owner else ("capabilities" if platform.isolation != "none" and not platform.as_root else "none")
     spec: dict[str, Any] = {
-        "hide": hide,
-        "binds": binds,
+        "view": view,
         "drop": drop,
         "uid": SANDBOX_UID,
         "gid": SANDBOX_UID,
         "limits": {
             key: value for key, value in limits.as_spec().items() if key != "processes" or process_limit_holds(platform)
         },
-        "init": sys.platform.startswith("linux"),
         "cwd": inside,
-        "argv": kernel_argv,
+        "argv": kernel_argv_for(f"{ipc}/connection.json"),
         "env": env,
+        "kernel_log": f"{ipc}/kernel.log" if full else None,
     }
-    argv = [*platform.unshare_args, sys.executable, "-I", "-S", str(launcher), str(ipc_dir / "launch.json")]
-    return LaunchPlan(argv, spec, inside, owner, env)
+    argv = [*platform.unshare_args, sys.executable, "-I", "-S", str(launcher), str(private_dir / "launch.json")]
+    return LaunchPlan(argv, spec, inside, ipc, owner, env)

@@ -4,12 +4,14 @@ The model addresses it as ``python`` (on the analysis channel) with code as the 
 ``PythonTool.run`` blocks (call it from a worker thread), never raises, and returns a
 ``ToolResult`` whose text is what the model reads: printed output, the last expression's value,
 the traceback of an error, saved images and written files by path, and a note when the code
-timed out, was stopped, or took the kernel down. The kernel starts on the first call and again
-after it dies; variables persist between calls in between.
+timed out, was stopped, took the kernel down, or filled the working folder's quota. The kernel
+starts on the first call and again after it dies; variables persist between calls in between.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
 import threading
 import time
 import uuid
@@ -32,9 +34,15 @@ from harmony_chat.tools.python.sandbox import (
     describe,
     probe_platform,
 )
-from harmony_chat.tools.python.transcript import Transcript, changed_files, snapshot
+from harmony_chat.tools.python.transcript import Transcript
+from harmony_chat.tools.python.workspace import Listing, changed_files, free_bytes, open_folder, scan
 
 DEFAULT_TIMEOUT_S = 120.0
+FULL_MARGIN_BYTES = 64 * 1024
+"""With less than this (or 1 % of the quota) left, the working folder counts as full."""
+MIN_FILE_ROOM = 1024**2
+"""Without a view, the per-file limit never drops below this (the kernel must write its own files to start)."""
+_MIB = 1024**2
 RECIPIENTS = frozenset({"python", "python.exec", "python.run", "python.execute", "python.python"})
 
 
@@ -101,7 +109,7 @@ class PythonTool:
         plan = self._kernel.plan if self._kernel else None
         if plan is not None:
             return plan.workdir_inside
-        return MNT_DATA if self.platform.files_hidden and Path("/mnt").is_dir() else str(self._workdir.resolve())
+        return MNT_DATA if self.platform.files_hidden else str(self._workdir.resolve())
 
     def namespace(self) -> ToolNamespaceConfig:
         """The ``python`` tool as the system message declares it (timeout, folder and network made true)."""
@@ -120,18 +128,45 @@ class PythonTool:
             return self.container.describe(self.limits)
         return describe(self.platform, self.limits, self.workdir_shown)
 
-    def _plan(self, ipc_dir: Path, kernel_argv: list[str]) -> LaunchPlan:
+    def _plan(self, private_dir: Path, kernel_argv_for: Callable[[str], list[str]]) -> LaunchPlan:
         if self.container is not None:
-            return self.container.plan(self.limits, workdir=self._workdir, ipc_dir=ipc_dir, kernel_argv=kernel_argv)
-        return build_plan(
+            return self.container.plan(
+                self.limits, workdir=self._workdir, private_dir=private_dir, kernel_argv_for=kernel_argv_for
+            )
+        plan = build_plan(
             self.platform,
             self.limits,
             workdir=self._workdir,
-            ipc_dir=ipc_dir,
-            data_dir=data_dir(),
-            kernel_argv=kernel_argv,
+            private_dir=private_dir,
+            kernel_argv_for=kernel_argv_for,
             launcher=LAUNCHER,
         )
+        if not plan.view:  # no tmpfs to hold the quota: no file may grow past the room left
+            room = self.limits.disk_bytes - self._used_on_host()
+            limits = plan.spec["limits"]
+            limits["file_bytes"] = max(min(limits["file_bytes"], room), MIN_FILE_ROOM)
+        return plan
+
+    def _used_on_host(self) -> int:
+        folder = open_folder(self._workdir)
+        try:
+            return scan(folder).used_bytes
+        finally:
+            os.close(folder)
+
+    def _disk_note(self, kernel: KernelProcess, after: Listing) -> str:
+        """The note that the working folder is full, when it is (empty otherwise)."""
+        quota = self.limits.disk_bytes
+        plan = kernel.plan
+        if plan is not None and plan.view and kernel.folder_fd is not None:
+            full = free_bytes(kernel.folder_fd) < max(FULL_MARGIN_BYTES, quota // 100)
+            what = f"{plan.workdir_inside} and /tmp hold at most {quota / _MIB:g} MiB together"
+        else:
+            full = after.used_bytes >= quota
+            what = f"it may hold {quota / _MIB:g} MiB"
+        if not full:
+            return ""
+        return f"[the working folder is full: {what} (the quota, [tools] python_disk_mb); delete files to make room]"
 
     def _ensure_kernel(self) -> KernelProcess:
         kernel = self._kernel
@@ -153,6 +188,17 @@ class PythonTool:
             kernel.close()
             self._kernel = None
             raise
+        if kernel.pushed is not None and kernel.pushed.skipped:
+            self._pending_note = " ".join(
+                filter(
+                    None,
+                    [
+                        self._pending_note,
+                        f"[note: {kernel.pushed.skipped} files of the working folder did not fit in its quota;"
+                        " they are kept on the host only]",
+                    ],
+                )
+            )
         return kernel
 
     def start(self) -> None:
@@ -176,18 +222,24 @@ class PythonTool:
             notes = [self._pending_note] if self._pending_note else []
             self._pending_note = ""
             shown = kernel.plan.workdir_inside if kernel.plan else str(self._workdir)
-            before = snapshot(self._workdir)
-            transcript = Transcript(self._workdir, shown, self.output_limit_bytes)
+            assert kernel.folder_fd is not None  # a started kernel has its folder
+            before = scan(kernel.folder_fd)
+            owner = kernel.plan.owner if kernel.plan else None
+            transcript = Transcript(kernel.folder_fd, shown, self.output_limit_bytes, owner)
             try:
                 deadline = time.monotonic() + limit  # the kernel's start does not count against the code
                 outcome = kernel.run_code(code, transcript, deadline=deadline, should_stop=should_stop)
             except Exception as error:  # noqa: BLE001 - a broken channel must not reach the UI
                 kernel.kill()
                 outcome = Outcome("died", f"the connection to it failed: {error}")
+            after = scan(kernel.folder_fd)  # the descriptor outlives the kernel: read before it is closed
+            files = changed_files(before.files, after.files, shown)
+            disk_note = self._disk_note(kernel, after)
+            if kernel.mirror is not None:
+                with contextlib.suppress(OSError):
+                    kernel.mirror.pull()
             status, note = self._ending(outcome, limit, kernel)
-            if note:
-                notes.append(note)
-            files = changed_files(before, snapshot(self._workdir), shown)
+            notes.extend(filter(None, [disk_note, note]))
             text, truncated = transcript.text(notes=notes, files=files)
             if status == "done" and transcript.error_name:
                 status = "failed"

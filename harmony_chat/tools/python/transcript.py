@@ -2,29 +2,25 @@
 
 Text keeps the order it arrived in, the way a notebook cell shows it: printed output, the value of
 the last expression, then a traceback if the code raised. Images are saved into the working folder
-and named by path. Collection stops storing text past a bound (an endless ``print`` loop must not
-fill memory) but keeps counting, so the cut marker says how much was produced.
+under a new name (never through a name the code made: see :mod:`workspace`) and named by path.
+Collection stops storing text past a bound (an endless ``print`` loop must not fill memory) but
+keeps counting, so the cut marker says how much was produced.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
-import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from harmony_chat.tools.output import OUTPUT_LIMIT_BYTES, cap_output, cut_marker
+from harmony_chat.tools.python.workspace import Owner, save_numbered
 
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07")
 IMAGE_TYPES = {"image/png": "png", "image/jpeg": "jpg", "image/svg+xml": "svg", "image/gif": "gif"}
-HIDDEN_ENTRIES = frozenset({".home"})
-"""Top-level entries of the working folder that belong to the sandbox, never listed as produced."""
-MAX_LISTED_FILES = 20
-MAX_SCANNED_FILES = 5000
 
 
 def strip_ansi(text: str) -> str:
@@ -41,13 +37,17 @@ def _plain(data: Mapping[str, Any]) -> str:
 class Transcript:
     """Collects one execution's messages into text; ``limit_bytes`` caps what reaches the model."""
 
-    workdir: Path
-    """The working folder on this machine (images are saved there)."""
+    folder_fd: int | None
+    """The code's working folder, as the host reaches it (images are saved there); None: not saved."""
     workdir_shown: str
     """The working folder's path as the code sees it (``/mnt/data`` in the sandbox)."""
     limit_bytes: int = OUTPUT_LIMIT_BYTES
+    owner: Owner = None
+    """Who saved images belong to (the sandbox's user when the kernel runs as ``nobody``)."""
     parts: list[str] = field(default_factory=list)
     images: list[str] = field(default_factory=list)
+    unsaved: list[str] = field(default_factory=list)
+    """Why images could not be saved (the disk is full), one line each."""
     error_name: str | None = None
     stored_bytes: int = 0
     dropped_bytes: int = 0
@@ -96,13 +96,14 @@ class Transcript:
                 raw = payload.encode("utf-8") if suffix == "svg" else base64.b64decode(payload, validate=False)
             except (binascii.Error, ValueError):
                 return None
-            number = len(self.images) + 1
-            while (self.workdir / f"output-{number}.{suffix}").exists():
-                number += 1
-            name = f"output-{number}.{suffix}"
+            if self.folder_fd is None:
+                return None
             try:
-                (self.workdir / name).write_bytes(raw)
-            except OSError:
+                name = save_numbered(
+                    self.folder_fd, "output", suffix, raw, first=len(self.images) + 1, owner=self.owner
+                )
+            except OSError as error:
+                self.unsaved.append(f"[an image could not be saved: {error.strerror or error}]")
                 return None
             return f"{self.workdir_shown}/{name}"
         return None
@@ -123,36 +124,10 @@ class Transcript:
         new_files = [path for path in files if path not in self.images]
         if new_files:
             extra.append("[files written: " + ", ".join(new_files) + "]")
+        extra.extend(self.unsaved)
         extra.extend(notes)
         if not text.strip() and not extra:
             return "[no output]", truncated
         if extra:
             text = (text.rstrip("\n") + "\n" if text.strip() else "") + "\n".join(extra)
         return text, truncated
-
-
-def snapshot(workdir: Path) -> dict[str, tuple[int, int]]:
-    """Map each file under the working folder (relative path) to (mtime_ns, size); bounded."""
-    found: dict[str, tuple[int, int]] = {}
-    for root, dirs, files in os.walk(workdir):
-        if root == str(workdir):
-            dirs[:] = [name for name in dirs if name not in HIDDEN_ENTRIES]
-        for name in files:
-            path = os.path.join(root, name)
-            try:
-                info = os.lstat(path)
-            except OSError:
-                continue
-            found[os.path.relpath(path, workdir)] = (info.st_mtime_ns, info.st_size)
-            if len(found) >= MAX_SCANNED_FILES:
-                return found
-    return found
-
-
-def changed_files(before: Mapping[str, tuple[int, int]], after: Mapping[str, tuple[int, int]], shown: str) -> list[str]:
-    """Paths (as the code sees them) of files created or modified between two snapshots, bounded."""
-    changed = sorted(name for name, stamp in after.items() if before.get(name) != stamp)
-    listed = [f"{shown}/{name}" for name in changed[:MAX_LISTED_FILES]]
-    if len(changed) > MAX_LISTED_FILES:
-        listed.append(f"and {len(changed) - MAX_LISTED_FILES} more")
-    return listed

@@ -1,7 +1,9 @@
 """The history screen: stored conversations, full-text search, open, rename, delete.
 
-Titles and snippets are the user's and the model's text: they reach the screen as ``Content``,
-never as markup, and the matched words are highlighted with styles. The history can change under
+Titles, snippets and model names are the user's, the model's and imported files' text: they reach
+the screen through :func:`~harmony_chat.tui.literal.literal` (never markup, control characters as
+visible symbols, so a title cannot retitle the terminal or wipe rows), and the matched words are
+highlighted with styles. The history can change under
 the screen (another instance deletes a conversation): such a change gives a notice and a refresh.
 Every read and write of the store (the list, the search per keystroke, rename, delete) runs in a
 worker thread, so a database held by another instance never freezes the screen.
@@ -28,17 +30,23 @@ from harmony_chat.errors import HarmonyChatError
 from harmony_chat.history.db import HistoryError
 from harmony_chat.history.store import HistoryStore
 from harmony_chat.history.text import SearchHit
+from harmony_chat.tui.literal import literal, visible
 
 MATCH_STYLE = "bold underline $accent"
 """How a matched word is shown in a search snippet."""
 
 
+def _shown_offset(text: str, offset: int) -> int:
+    """Where ``offset`` into ``text`` lands in ``visible(text)`` (which makes each CR LF one newline)."""
+    return offset - text.count("\r\n", 0, offset)
+
+
 def hit_prompt(hit: SearchHit) -> Content:
     """A search hit as an option: id and title, then the snippet with its matches highlighted."""
-    snippet = Content(hit.snippet)
+    snippet = literal(hit.snippet)
     for start, end in hit.highlights:
-        snippet = snippet.stylize(MATCH_STYLE, start, end)
-    return Content.assemble(f"#{hit.conversation}  ", Content(hit.title), "\n    ", snippet)
+        snippet = snippet.stylize(MATCH_STYLE, _shown_offset(hit.snippet, start), _shown_offset(hit.snippet, end))
+    return Content.assemble(f"#{hit.conversation}  ", literal(hit.title), "\n    ", snippet)
 
 
 @dataclass
@@ -80,7 +88,7 @@ def list_rows(store: HistoryStore, query: str) -> list[tuple[int, Content]]:
     for row in store.list_conversations():
         when = dt.datetime.fromtimestamp(row.updated_at).strftime("%Y-%m-%d %H:%M")
         option = Content.assemble(
-            f"#{row.id}  {when}  ", Content(row.title), Content(f"  ({row.model}, {row.messages} messages)")
+            f"#{row.id}  {when}  ", literal(row.title), literal(f"  ({row.model}, {row.messages} messages)")
         )
         rows.append((row.id, option))
     return rows
@@ -115,7 +123,7 @@ class ConfirmScreen(ModalScreen[bool]):
 
 
 class RenameScreen(ModalScreen[str | None]):
-    """Ask for a new title."""
+    """Ask for a new title (the field starts with the old one, control characters as visible symbols)."""
 
     BINDINGS = [Binding("escape", "dismiss(None)", "Cancel")]
     DEFAULT_CSS = """
@@ -129,7 +137,7 @@ class RenameScreen(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         """Build the widget tree."""
-        yield Input(self.title_text, id="new-title", placeholder="New title (Enter saves)")
+        yield Input(visible(self.title_text), id="new-title", placeholder="New title (Enter saves)")
 
     @on(Input.Submitted)
     def save(self, event: Input.Submitted) -> None:

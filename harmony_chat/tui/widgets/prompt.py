@@ -1,5 +1,8 @@
 """The multi-line prompt: Enter sends, ctrl+j / alt+enter (shift+enter where reported) adds a newline.
 
+Pasted text is data: it goes in where the cursor is, as one edit, with line ends as newlines and
+other control characters as their pictures (``␛``); nothing in it is a key (see ``pasted_text.py``).
+
 Enter and the newline keys are priority bindings (the text area would otherwise take Enter as a
 newline). A priority binding runs as soon as the app reads the key, while the keys that came
 before it in the same read (a paste without bracketed paste, automation, a laggy link) still
@@ -11,10 +14,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from textual import events
 from textual.message import Message
 from textual.widgets import TextArea
+from textual.widgets.text_area import Selection
 
 from harmony_chat.tui.bindings import PROMPT_KEYS
+from harmony_chat.tui.literal import visible
 
 
 class PromptInput(TextArea):
@@ -37,6 +43,18 @@ class PromptInput(TextArea):
         self.cursor_blink = cursor_blink
         self.border_title = "Message (Enter sends · ctrl+j newline)"
 
+    async def on_paste(self, event: events.Paste) -> None:
+        """Insert pasted text as text (in place of the selection), never sent, whatever it holds."""
+        event.prevent_default()  # instead of the text area's own paste, which inserts it as it is
+        if not self.read_only:
+            self.insert_pasted(event.text)
+            self.focus()
+
+    def insert_pasted(self, text: str) -> None:
+        """Put pasted ``text`` in place of the selection: line ends as newlines, other controls as pictures."""
+        result = self.replace(visible(text.replace("\r\n", "\n").replace("\r", "\n")), *self.selection)
+        self.move_cursor(result.end_location)
+
     def action_submit(self) -> None:
         """Send the text once every key typed before Enter is in it (empty text is ignored)."""
         self.call_later(self._submit)
@@ -51,8 +69,16 @@ class PromptInput(TextArea):
         """Insert a newline at the cursor, after the keys typed before it."""
         self.call_later(self.insert, "\n")
 
-    def give_back(self, text: str) -> None:
-        """Put ``text`` back (a refused send, an edit), before anything typed since; cursor at the end."""
+    def give_back(self, text: str, select: bool = False) -> None:
+        """Put ``text`` back (a refused send, an edit), before anything typed since; cursor at the end.
+
+        With ``select``, ``text`` is selected instead, so what is typed next replaces it (a failed
+        slash command: the user fixes it, or types another).
+        """
         current = self.text
         self.text = text if not current else f"{text}\n{current}"
-        self.move_cursor(self.document.end)
+        if not select:
+            self.move_cursor(self.document.end)
+            return
+        lines = text.split("\n")
+        self.selection = Selection((0, 0), (len(lines) - 1, len(lines[-1])))

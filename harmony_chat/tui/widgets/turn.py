@@ -56,6 +56,8 @@ if TYPE_CHECKING:
 _FENCE = re.compile(r"```[^\n]*\n(.*?)```", re.S)
 ANALYSIS_SHOWN = ("-debug", "-reasoning-raw")
 """The screen classes under which the raw analysis is shown (debug mode, raw reasoning mode)."""
+ANALYSIS_SEPARATOR = "\n\n"
+"""Between two analysis messages of a turn in the raw view."""
 
 
 def code_blocks(markdown: str) -> list[str]:
@@ -117,6 +119,8 @@ class AssistantTurn(Vertical):
         self._answer: Answer | None = None
         self._analysis: Static | None = None
         self._analysis_text: list[str] = []
+        self._analysis_break = False
+        """A new analysis message began: a blank line separates it from the one before."""
         self._preamble: Static | None = None
         self._preamble_text = ""
         self._channel: str | None = None
@@ -196,13 +200,13 @@ class AssistantTurn(Vertical):
             self._preamble = None
             if display_of(event.channel, event.recipient) is Display.DEBUG:
                 self._summary = None  # another analysis: its summary gets a block of its own
+                self._analysis_break = bool(self._analysis_text)
         elif isinstance(event, ContentDelta):
             display = display_of(event.channel, event.recipient)
             if display is Display.PREAMBLE:
                 await self._write_preamble(event.text)
             elif display is Display.DEBUG:
-                self._analysis_text.append(event.text)
-                await self._ensure_analysis()
+                await self._add_analysis(event.text)
         elif isinstance(event, ToolCall):
             self._call = ToolCallRow(event.name, event.arguments, event.runnable)
             await self.mount(self._call, before=self._answer)
@@ -295,6 +299,14 @@ class AssistantTurn(Vertical):
             await self.mount(self._preamble, before=self._answer)
         self._preamble.update(literal(self._preamble_text))
 
+    async def _add_analysis(self, text: str) -> None:
+        """Add raw analysis text; a new analysis message starts after a blank line."""
+        if self._analysis_break:
+            self._analysis_break = False
+            self._analysis_text.append(ANALYSIS_SEPARATOR)
+        self._analysis_text.append(text)
+        await self._ensure_analysis()
+
     async def _ensure_analysis(self) -> None:
         if self._analysis is None:
             self._analysis = Static("", classes="analysis", markup=False)
@@ -368,8 +380,8 @@ class AssistantTurn(Vertical):
                 self._preamble = None
                 await self._write_preamble(text)
             else:
-                self._analysis_text.append(text)
-                await self._ensure_analysis()
+                self._analysis_break = bool(self._analysis_text)
+                await self._add_analysis(text)
         for _, text in waiting:
             self._summary = None
             await self.add_summary(text)

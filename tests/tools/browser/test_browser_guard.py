@@ -123,7 +123,7 @@ def test_a_name_that_rebinds_to_loopback_after_the_check_is_not_dialled(make_too
     network = RoutedNetwork(web.port)
     tool = make_tool(allow_private=False, resolver=rebinding, network=network)
     status, text = open_url(tool, f"http://rebind.example:{web.port}/secret")
-    assert status == "failed" and "127.0.0.1 is a loopback address" in text
+    assert status == "failed" and "'rebind.example' resolves to 127.0.0.1, which is a loopback address" in text
     assert network.dialled == []
 
 
@@ -133,3 +133,30 @@ def test_the_guard_allows_everything_resolvable_when_private_is_allowed() -> Non
     assert guard.vet("127.0.0.1", 80) == ["127.0.0.1"]
     with pytest.raises(BlockedURL):
         guard.check_url("file:///etc/passwd")
+
+
+REFUSAL_END = (
+    ", and this browser only opens public internet addresses (the config's [tools.browser] allow_private = true"
+    " allows them)"
+)
+
+
+@pytest.mark.parametrize(
+    ("host", "said"),
+    [
+        ("0.0.0.0", "0.0.0.0 is an unspecified address"),
+        ("127.0.0.1", "127.0.0.1 is a loopback address"),
+        ("10.1.2.3", "10.1.2.3 is a private-network address"),
+        ("169.254.169.254", "169.254.169.254 is a link-local address"),
+        ("224.0.0.1", "224.0.0.1 is a multicast address"),
+        ("100.64.0.1", "100.64.0.1 is a reserved (non-public) address"),
+        ("[::]", ":: is an unspecified address"),
+        ("intranet.example", "'intranet.example' resolves to 10.0.0.7, which is a private-network address"),
+        ("nothing.example", "'nothing.example' resolves to 0.0.0.0, which is an unspecified address"),
+    ],
+)
+def test_refusals_read_as_sentences(host: str, said: str) -> None:
+    guard = AddressGuard(resolver=names({"intranet.example": ["10.0.0.7"], "nothing.example": ["0.0.0.0"]}))
+    with pytest.raises(BlockedURL) as raised:
+        guard.vet(host, 80)
+    assert str(raised.value) == f"refused: {said}{REFUSAL_END}"

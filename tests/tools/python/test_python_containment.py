@@ -184,11 +184,14 @@ def test_user_namespace_root_keeps_no_capabilities(tmp_path: Path) -> None:
     tool = PythonTool(workdir=tmp_path / "work", platform=Platform("full", False, args))
     try:
         code = (
-            "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+            "import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\n"
             "print([line for line in open('/proc/self/status') if line.startswith('CapEff')][0].split()[1])\n"
-            "print(libc.umount2(b'/tmp', 2), ctypes.get_errno())"
+            "print(libc.umount2(b'/tmp', 2), ctypes.get_errno())\n"
+            "open('/tmp/t', 'w').write('t')\nopen('/mnt/data/d', 'w').write('d')\n"
+            f"print(os.path.exists({str(Path.home())!r} + '/.bashrc') or os.path.exists('/etc/shadow'))"
         )
         result = run(tool, code)
     finally:
         tool.close()
-    assert result.text.split() == ["0000000000000000", "-1", "1"]
+    assert result.text.split()[:4] == ["0000000000000000", "-1", "1", "False"], result.text
+    assert (tmp_path / "work" / "d").read_text() == "d"

@@ -12,9 +12,19 @@ import pytest
 from openai_harmony import Conversation, HarmonyEncoding, Message, Role, SystemContent, ToolNamespaceConfig
 
 from harmony_chat.tools.python import ContainerRunner, PythonTool, SandboxLimits
-from harmony_chat.tools.python.kernel import connection_info, describe_exit
-from harmony_chat.tools.python.sandbox import Platform, build_plan, describe, sandbox_environment, unshare_args
-from harmony_chat.tools.python.transcript import Transcript, changed_files, snapshot, strip_ansi
+from harmony_chat.tools.python.kernel import connection_info, describe_exit, kernel_argv
+from harmony_chat.tools.python.sandbox import (
+    ETC_ALLOWED,
+    SYSTEM_ROOTS,
+    Platform,
+    build_plan,
+    describe,
+    python_folders,
+    sandbox_environment,
+    unshare_args,
+)
+from harmony_chat.tools.python.transcript import Transcript, strip_ansi
+from harmony_chat.tools.python.workspace import changed_files, open_folder, scan
 
 ROOT = Path(__file__).resolve().parents[3]
 FULL = Platform("full", False, unshare_args(False, "full"))
@@ -76,26 +86,40 @@ def test_environment_is_an_allow_list(monkeypatch: pytest.MonkeyPatch) -> None:
     assert "OPENAI_API_KEY" not in env and "SSH_AUTH_SOCK" not in env and "PYTHONPATH" not in env
 
 
-def test_full_plan_hides_home_and_data_and_binds_the_folders(tmp_path: Path) -> None:
-    work, ipc, data = tmp_path / "data" / "python" / "c1", tmp_path / "ipc", tmp_path / "data"
-    plan = build_plan(
-        FULL, SandboxLimits(), workdir=work, ipc_dir=ipc, data_dir=data, kernel_argv=["py"], launcher=Path("l.py")
-    )
-    hidden = [root for root, _size in plan.spec["hide"]]
-    assert str(Path.home().resolve()) in hidden and "/tmp" in hidden and "/run" in hidden
-    assert (str(work.resolve()), "/mnt/data", False) in plan.spec["binds"]
+def test_full_plan_builds_a_root_from_the_allow_list(tmp_path: Path) -> None:
+    work, private = tmp_path / "data" / "python" / "c1", tmp_path / "private"
+    limits = SandboxLimits(disk_bytes=5 * 1024**2)
+    plan = build_plan(FULL, limits, workdir=work, private_dir=private, kernel_argv_for=kernel_argv, launcher=Path())
+    view = plan.spec["view"]
+    assert plan.view and view["workdir"] == "/mnt/data" and view["ipc"] == plan.ipc_inside == "/run/kernel"
+    assert "/usr" in view["readonly"] and "/etc/ld.so.cache" in view["readonly"]
+    assert sys.prefix in view["readonly"] or any(sys.prefix.startswith(path + "/") for path in view["readonly"])
+    allowed = {*SYSTEM_ROOTS, *(f"/etc/{name}" for name in ETC_ALLOWED), *python_folders()}
+    assert set(view["readonly"]) <= allowed and "/etc/passwd" not in view["readonly"]
+    assert not {"/", "/etc", "/home", "/root", "/tmp", "/var", "/opt", str(Path.home())} & set(view["readonly"])
+    assert str(work) not in str(plan.spec) and str(private / "root") == view["root"]
+    assert view["disk_bytes"] == 5 * 1024**2 and view["files"]["/etc/passwd"].startswith("root:x:0:0:")
+    assert plan.spec["argv"][-len(kernel_argv("x")) + 4] == "/run/kernel/connection.json"
+    assert plan.spec["kernel_log"] == "/run/kernel/kernel.log"
     assert plan.argv[: len(FULL.unshare_args)] == list(FULL.unshare_args)
+    assert plan.argv[-1] == str(private / "launch.json")
     assert plan.spec["drop"] == "capabilities" and plan.spec["cwd"] == "/mnt/data"
     assert plan.spec["limits"]["processes"] == 128
-    assert plan.env == plan.spec["env"] and "OPENAI_API_KEY" not in plan.env
+    assert plan.env == plan.spec["env"] and "OPENAI_API_KEY" not in plan.env and plan.env["TMPDIR"] == "/tmp"
 
 
 def test_plan_without_namespaces_runs_in_the_real_folder_without_process_limit(tmp_path: Path) -> None:
     plan = build_plan(
-        NONE, SandboxLimits(), workdir=tmp_path, ipc_dir=tmp_path, data_dir=tmp_path, kernel_argv=[], launcher=Path()
+        NONE,
+        SandboxLimits(),
+        workdir=tmp_path,
+        private_dir=tmp_path / "p",
+        kernel_argv_for=kernel_argv,
+        launcher=Path(),
     )
-    assert plan.argv[0] == sys.executable and plan.spec["hide"] == [] and plan.spec["drop"] == "none"
+    assert plan.argv[0] == sys.executable and plan.spec["view"] is None and plan.spec["drop"] == "none"
     assert plan.workdir_inside == str(tmp_path.resolve()) and "processes" not in plan.spec["limits"]
+    assert plan.ipc_inside == str(tmp_path / "p" / "sock") and plan.spec["kernel_log"] is None
 
 
 @pytest.mark.skipif(shutil.which("unshare") is None, reason="the unshare command is not installed")
@@ -131,9 +155,9 @@ def test_importing_the_tool_loads_neither_zeromq_nor_textual() -> None:
 
 
 def test_connection_uses_unix_sockets_with_short_paths(tmp_path: Path) -> None:
-    info = connection_info(Path("/tmp/hc-py-abcdefgh"))
-    assert info["transport"] == "ipc" and len(f"{info['ip']}-5") < 100
-    assert info["key"] != connection_info(Path("/tmp/x"))["key"]
+    info = connection_info("/tmp/hc-py-abcdefgh/sock")
+    assert info["transport"] == "ipc" and info["ip"] == "/tmp/hc-py-abcdefgh/sock/k" and len(f"{info['ip']}-5") < 100
+    assert info["key"] != connection_info("/tmp/x")["key"]
 
 
 def test_exit_descriptions() -> None:
@@ -144,7 +168,7 @@ def test_exit_descriptions() -> None:
 
 
 def test_transcript_orders_output_and_strips_colours(tmp_path: Path) -> None:
-    transcript = Transcript(tmp_path, "/mnt/data")
+    transcript = Transcript(None, "/mnt/data")
     transcript.add({"msg_type": "stream", "content": {"name": "stdout", "text": "one\n"}})
     transcript.add({"msg_type": "execute_result", "content": {"data": {"text/plain": "2"}}})
     transcript.add(
@@ -155,11 +179,11 @@ def test_transcript_orders_output_and_strips_colours(tmp_path: Path) -> None:
     assert text == "one\n2\nE: bad\n[files written: /mnt/data/a.txt]\n[note]"
     assert not truncated and transcript.error_name == "E"
     assert strip_ansi("\x1b[1;32mok\x1b[0m") == "ok"
-    assert Transcript(tmp_path, "/w").text(notes=[], files=[]) == ("[no output]", False)
+    assert Transcript(None, "/w").text(notes=[], files=[]) == ("[no output]", False)
 
 
 def test_transcript_counts_what_it_no_longer_stores(tmp_path: Path) -> None:
-    transcript = Transcript(tmp_path, "/w", limit_bytes=100)
+    transcript = Transcript(None, "/w", limit_bytes=100)
     for _ in range(1000):
         transcript.add({"msg_type": "stream", "content": {"text": "é" * 50}})
     text, truncated = transcript.text(notes=[], files=[])
@@ -170,12 +194,15 @@ def test_transcript_counts_what_it_no_longer_stores(tmp_path: Path) -> None:
 def test_changed_files_lists_new_and_modified_but_not_the_sandbox_home(tmp_path: Path) -> None:
     (tmp_path / "old.txt").write_text("a")
     (tmp_path / ".home").mkdir()
-    before = snapshot(tmp_path)
+    folder = open_folder(tmp_path)
+    before = scan(folder).files
     (tmp_path / "new.txt").write_text("b")
     (tmp_path / ".home" / "cache").write_text("c")
     (tmp_path / "sub").mkdir()
     (tmp_path / "sub" / "deep.csv").write_text("d")
-    assert changed_files(before, snapshot(tmp_path), "/mnt/data") == ["/mnt/data/new.txt", "/mnt/data/sub/deep.csv"]
+    after = scan(folder).files
+    os.close(folder)
+    assert changed_files(before, after, "/mnt/data") == ["/mnt/data/new.txt", "/mnt/data/sub/deep.csv"]
 
 
 def test_container_command_line(tmp_path: Path) -> None:
@@ -187,9 +214,91 @@ def test_container_command_line(tmp_path: Path) -> None:
     assert argv[argv.index("--memory") + 1] == str(2 * 1024**3) and argv[argv.index("--pids-limit") + 1] == "50"
     assert f"{tmp_path.resolve()}:/mnt/data" in argv and "/tmp/ipc:/tmp/ipc" in argv
     assert argv[-4:] == ["example/py:1", "python", "-m", "k"]
-    plan = runner.plan(limits, workdir=tmp_path, ipc_dir=Path("/tmp/ipc"), kernel_argv=["py"])
+    plan = runner.plan(limits, workdir=tmp_path, private_dir=Path("/tmp/ipc"), kernel_argv_for=kernel_argv)
+    assert not plan.handshake and not plan.view and plan.ipc_inside == "/tmp/ipc/sock"
+    kernel_args = plan.argv[plan.argv.index("example/py:1") + 1 :]
+    assert kernel_args[:5] == ["python", "-m", "ipykernel_launcher", "-f", "/tmp/ipc/sock/connection.json"]
+    assert plan.argv[plan.argv.index("--tmpfs") + 1] == f"/tmp:rw,size={limits.disk_bytes}"
     assert plan.cleanup_argv is not None and plan.cleanup_argv[:3] == ["podman", "rm", "--force"]
     assert plan.cleanup_argv[3] == plan.argv[plan.argv.index("--name") + 1]
     tool = PythonTool(workdir=tmp_path, container=runner)
     assert "podman container" in tool.containment() and tool.workdir_shown == "/mnt/data"
     assert "disabled" in tool.namespace().description
+
+
+def _display(data: dict[str, object]) -> dict[str, object]:
+    return {"msg_type": "display_data", "content": {"data": data}}
+
+
+def test_transcript_saves_svg_as_text_and_base64_images_decoded(tmp_path: Path) -> None:
+    folder = open_folder(tmp_path)
+    try:
+        transcript = Transcript(folder, "/mnt/data")
+        transcript.add(_display({"image/svg+xml": "<svg>é</svg>", "text/plain": "<Figure>"}))
+        transcript.add(_display({"image/png": "iVBORw0K\nGgo=\n"}))  # IPython's base64 has newlines
+        transcript.add(_display({"image/png": "not base64!", "text/plain": "<Image>"}))
+        text, _ = transcript.text(notes=[], files=["/mnt/data/output-1.svg", "/mnt/data/a.csv", "/mnt/data/b.csv"])
+    finally:
+        os.close(folder)
+    assert (tmp_path / "output-1.svg").read_bytes() == "<svg>é</svg>".encode()
+    assert (tmp_path / "output-2.png").read_bytes() == b"\x89PNG\r\n\x1a\n"
+    assert sorted(os.listdir(tmp_path)) == ["output-1.svg", "output-2.png"]  # the broken one is shown as text
+    assert text == (
+        "<Image>\n[images saved: /mnt/data/output-1.svg, /mnt/data/output-2.png]\n"
+        "[files written: /mnt/data/a.csv, /mnt/data/b.csv]"
+    )
+
+
+def test_transcript_takes_malformed_messages_without_inventing_text() -> None:
+    transcript = Transcript(None, "/w")
+    transcript.add({"header": {"msg_type": "stream"}, "content": {"text": "from the header\n"}})
+    transcript.add({"content": {"text": "no type at all"}})
+    transcript.add({"msg_type": "display_data", "content": {}})  # no data
+    transcript.add({"msg_type": "stream"})  # no content
+    transcript.add({"msg_type": "stream", "content": {}})  # no text
+    transcript.add(_display({"text/html": "<b>html only</b>"}))
+    transcript.add(_display({"text/plain": ["not", "a", "string"]}))
+    transcript.add(_display({"image/png": "aGk="}))  # no folder: not saved, and no text to show
+    transcript.add({"msg_type": "execute_result", "content": {"data": {"text/plain": "ends with newline\n"}}})
+    assert transcript.text(notes=[], files=[]) == ("from the header\nends with newline\n", False)
+    assert transcript.images == [] and transcript.error_name is None
+
+
+def test_transcript_errors_without_a_traceback_and_interrupts_it_did_not_cause() -> None:
+    transcript = Transcript(None, "/w")
+    transcript.add({"msg_type": "error", "content": {"ename": "KeyboardInterrupt", "evalue": ""}})
+    transcript.add({"msg_type": "error", "content": {"evalue": "no name"}})
+    transcript.add({"msg_type": "error", "content": {"ename": "NoValue"}})
+    transcript.add({"msg_type": "error", "content": {"ename": "ValueError", "evalue": "bad", "traceback": ["a", "b"]}})
+    text, _ = transcript.text(notes=[], files=[])
+    assert text == "KeyboardInterrupt: \nError: no name\nNoValue: \na\nb\n" and transcript.error_name == "ValueError"
+
+
+def test_transcript_keeps_output_whitespace_and_puts_notes_last() -> None:
+    transcript = Transcript(None, "/w")
+    transcript.add({"msg_type": "stream", "content": {"text": "a  \n\n"}})
+    assert transcript.text(notes=["[note]"], files=[]) == ("a  \n[note]", False)
+    quiet = Transcript(None, "/w")
+    quiet.add({"msg_type": "stream", "content": {"text": "\n"}})
+    assert quiet.text(notes=["[note]"], files=[]) == ("[note]", False)
+
+
+def test_transcript_counts_every_byte_past_the_bound() -> None:
+    transcript = Transcript(None, "/w", limit_bytes=10)
+    transcript.add({"msg_type": "stream", "content": {"text": "0123456789abcdefghij"}})
+    transcript.add({"msg_type": "stream", "content": {"text": "ABCDE"}})
+    text, truncated = transcript.text(notes=[], files=[])
+    assert transcript.stored_bytes == 11 and transcript.dropped_bytes == 14
+    assert truncated and text == "0123456789\n[output cut: 15 of 25 bytes left out; only the first 10 bytes are shown]"
+    exact = Transcript(None, "/w", limit_bytes=10)
+    exact.add({"msg_type": "stream", "content": {"text": "0123456789a"}})  # one byte over, nothing dropped
+    assert exact.text(notes=[], files=[])[1] and exact.dropped_bytes == 0
+
+
+def test_transcript_cuts_between_characters_and_survives_lone_surrogates() -> None:
+    transcript = Transcript(None, "/w", limit_bytes=4)
+    transcript.add({"msg_type": "stream", "content": {"text": "aéé\ud800"}})  # 1 + 2 + 2 + a lone surrogate
+    transcript.add({"msg_type": "stream", "content": {"text": "more"}})
+    text, truncated = transcript.text(notes=[], files=[])
+    assert truncated and text.startswith("aé\n[output cut: ")
+    assert "of 10 bytes left out" in text  # the surrogate counted as the "?" it became

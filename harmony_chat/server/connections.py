@@ -1,0 +1,184 @@
+"""Connections before authentication: a bound on how many are held, and a deadline for their headers.
+
+Without both, thousands of connections that each send half a header (nothing the API key can
+stop: it comes in the header) hold every file descriptor; ``accept`` then fails in a loop and
+even ``/health`` times out. So the server holds at most ``max_connections``. A new connection
+beyond that closes the oldest one still waiting for a request's headers (idle or half-sent), or,
+when every held connection is serving a request, is answered 503 and closed. A connection that
+has not sent a whole request header ``header_timeout_s`` after it opened (or after its last
+response) is closed. :func:`fit_connections` keeps the bound, and what asyncio may accept at once,
+below the process's descriptor limit, so ``accept`` does not run out of them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+from typing import Any
+
+DEFAULT_MAX_CONNECTIONS = 256
+"""Connections held at once."""
+DEFAULT_HEADER_TIMEOUT_S = 10.0
+"""Seconds a connection may take to send a request's headers."""
+DEFAULT_BACKLOG = 2048
+"""Connections the kernel may queue, and asyncio may accept in one go, before the server sees them."""
+DESCRIPTOR_RESERVE = 32
+"""File descriptors kept free of connections (the model, the store, the event loop, logs)."""
+_REFUSAL_BODY = json.dumps(
+    {
+        "error": {
+            "message": "the server holds as many connections as it may; retry shortly",
+            "type": "server_error",
+            "param": None,
+            "code": "too_many_connections",
+        }
+    }
+).encode()
+REFUSAL = (
+    b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\nretry-after: 1\r\n"
+    b"connection: close\r\ncontent-length: " + str(len(_REFUSAL_BODY)).encode() + b"\r\n\r\n" + _REFUSAL_BODY
+)
+"""What a connection beyond the bound gets when no held one can be closed instead."""
+
+log = logging.getLogger("harmony_chat.server")
+
+
+def _open_descriptors() -> int:
+    try:
+        return len(os.listdir("/proc/self/fd"))
+    except OSError:
+        return DESCRIPTOR_RESERVE
+
+
+def fit_connections(wanted: int, backlog: int = DEFAULT_BACKLOG) -> tuple[int, int]:
+    """The connection bound and listen backlog that fit the descriptor limit (the soft limit is raised first).
+
+    asyncio accepts up to ``backlog`` connections in one go before the server sees any of them,
+    so the bound leaves that many descriptors free too; a small limit gets a smaller backlog.
+    """
+    try:
+        import resource
+    except ImportError:  # not on Windows
+        return wanted, backlog
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard == resource.RLIM_INFINITY or hard > soft:
+        target = 65536 if hard == resource.RLIM_INFINITY else hard
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+            soft = target
+        except (ValueError, OSError):
+            pass
+    room = soft - _open_descriptors() - DESCRIPTOR_RESERVE
+    backlog = max(8, min(backlog, room // 4))
+    fitted = max(1, min(wanted, room - backlog))
+    if fitted < wanted:
+        log.warning("holding at most %d connections: the process may open %d files", fitted, soft)
+    return fitted, backlog
+
+
+class ConnectionBudget:
+    """The held connections, and which of them wait for a request's headers (oldest first).
+
+    Args:
+        limit: the most connections held at once.
+    """
+
+    def __init__(self, limit: int) -> None:
+        self.limit = max(1, limit)
+        self.held: set[Any] = set()
+        self.waiting: dict[Any, None] = {}
+        """Connections without a request in progress, in the order they began to wait."""
+
+    def admit(self, connection: Any) -> bool:
+        """Hold ``connection``, closing the longest-waiting one when full; False when all are busy."""
+        if len(self.held) >= self.limit:
+            oldest = next(iter(self.waiting), None)
+            if oldest is None:
+                log.warning("connection limit (%d) reached and every connection is busy: refused one", self.limit)
+                return False
+            log.warning("connection limit (%d) reached: closed the connection that waited longest", self.limit)
+            self.forget(oldest)
+            oldest.transport.close()
+        self.held.add(connection)
+        return True
+
+    def wait(self, connection: Any) -> None:
+        """``connection`` waits for a request's headers (again)."""
+        if connection in self.held:
+            self.waiting.pop(connection, None)
+            self.waiting[connection] = None
+
+    def serve(self, connection: Any) -> None:
+        """``connection`` is serving a request."""
+        self.waiting.pop(connection, None)
+
+    def forget(self, connection: Any) -> None:
+        """``connection`` is gone."""
+        self.held.discard(connection)
+        self.waiting.pop(connection, None)
+
+
+def guarded_protocol(max_connections: int, header_timeout_s: float) -> type[asyncio.Protocol]:
+    """Uvicorn's h11 protocol under one shared :class:`ConnectionBudget` and the header deadline."""
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    budget = ConnectionBudget(max_connections)
+
+    class GuardedH11Protocol(H11Protocol):
+        """h11 with a bound on held connections and a deadline for request headers."""
+
+        _deadline: asyncio.TimerHandle | None = None
+        _waiting = False
+
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            super().connection_made(transport)
+            if not budget.admit(self):
+                self.connections.discard(self)
+                transport.write(REFUSAL)
+                transport.close()
+                return
+            self._start_waiting()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            budget.forget(self)
+            self._cancel_deadline()
+            super().connection_lost(exc)
+
+        def data_received(self, data: bytes) -> None:
+            super().data_received(data)
+            self._follow()
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            self._follow()
+
+        def _follow(self) -> None:
+            """Whether a request is in progress decides whether the header deadline runs."""
+            serving = self.cycle is not None and not self.cycle.response_complete
+            if serving and self._waiting:
+                self._waiting = False
+                self._cancel_deadline()
+                budget.serve(self)
+            elif not serving and not self._waiting and not self.transport.is_closing():
+                self._start_waiting()
+
+        def _start_waiting(self) -> None:
+            self._waiting = True
+            budget.wait(self)
+            self._cancel_deadline()
+            self._deadline = self.loop.call_later(header_timeout_s, self._headers_late)
+
+        def _cancel_deadline(self) -> None:
+            if self._deadline is not None:
+                self._deadline.cancel()
+                self._deadline = None
+
+        def _headers_late(self) -> None:
+            self._deadline = None
+            if self._waiting and not self.transport.is_closing():
+                budget.forget(self)
+                self.transport.close()
+
+    return GuardedH11Protocol

@@ -1,0 +1,157 @@
+"""Connections before authentication: bounded, with a deadline for headers, and no log flood (real sockets).
+
+Half-open connections (half a header, then nothing) are what the API key cannot stop. The server
+holds a bounded number, closes the longest-waiting one for a newcomer, closes those whose
+headers are late, and a process out of file descriptors logs a few lines, not a flood.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+from openai_harmony import HarmonyEncoding
+
+from harmony_chat.server.app import ServerLimits
+from harmony_chat.server.log_limits import RepeatFilter
+from harmony_chat.server.transcript import ServedModel
+from tests.server.conftest import DATE, replay, running
+from tests.server.test_chat_completions import ANSWER
+
+ROOT = Path(__file__).resolve().parents[2]
+HALF_HEADER = b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Ty"
+
+
+@contextmanager
+def half_open(port: int, count: int) -> Iterator[list[socket.socket]]:
+    """``count`` connections that each sent half a request header, closed when the block ends."""
+    sockets: list[socket.socket] = []
+    try:
+        for _ in range(count):
+            sock = socket.create_connection(("127.0.0.1", port), timeout=5)
+            sock.sendall(HALF_HEADER)
+            sockets.append(sock)
+        yield sockets
+    finally:
+        for sock in sockets:
+            sock.close()
+
+
+def _closed_by_server(sock: socket.socket, within_s: float) -> bool:
+    """Whether the server closes ``sock`` within ``within_s`` (reading what it sent first)."""
+    sock.settimeout(within_s)
+    try:
+        while sock.recv(4096):
+            pass
+        return True
+    except TimeoutError:
+        return False
+    except ConnectionError:
+        return True
+
+
+def _record(message: str, *args: object) -> logging.LogRecord:
+    return logging.LogRecord("asyncio", logging.ERROR, __file__, 1, message, args, None)
+
+
+def test_repeated_log_lines_are_held_back_and_counted() -> None:
+    now = [0.0]
+    repeats = RepeatFilter(window_s=10.0, clock=lambda: now[0])
+    accept = "socket.accept() out of system resource"
+    passed = [repeats.filter(_record(accept)) for _ in range(1000)]
+    assert passed.count(True) == 1  # a thousand like lines in a moment: one is logged
+    assert repeats.filter(_record("another kind %s", 1))  # other kinds are not held back
+    handles = [f"Exception in callback <TimerHandle when={index}.25 at 0x7f{index:04x}>" for index in range(50)]
+    assert [repeats.filter(_record(text)) for text in handles].count(True) == 1  # numbers do not make a kind
+    now[0] = 10.5
+    later = _record(accept)
+    assert repeats.filter(later) and later.getMessage() == f"{accept} [999 like messages held back]"
+    now[0] = 30.0
+    quiet = _record(accept)
+    assert repeats.filter(quiet) and quiet.getMessage() == accept  # nothing held back since
+
+
+def test_headers_that_come_late_close_the_connection(encoding: HarmonyEncoding) -> None:
+    served = ServedModel(replay(encoding, ANSWER), encoding, "replay-model", start_date=DATE)
+    with running(served, ServerLimits(header_timeout_s=0.5)) as server:
+        port = int(server.url.rsplit(":", 1)[1])
+        with half_open(port, 1) as (late,):
+            assert _closed_by_server(late, within_s=5), "a connection whose headers never came stayed open"
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as kept_alive:
+            kept_alive.sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            answer = b""
+            while not answer.endswith(b"}"):
+                answer += kept_alive.recv(4096)
+            kept_alive.sendall(HALF_HEADER)  # a second request that never finishes its headers
+            assert answer.startswith(b"HTTP/1.1 200")
+            assert _closed_by_server(kept_alive, within_s=3), "a kept-alive connection with half a header stayed open"
+        assert httpx.get(server.url + "/health", timeout=5).status_code == 200
+
+
+def test_the_newest_connection_closes_the_longest_waiting(encoding: HarmonyEncoding) -> None:
+    served = ServedModel(replay(encoding, ANSWER), encoding, "replay-model", start_date=DATE)
+    with running(served, ServerLimits(max_connections=8, header_timeout_s=60)) as server:
+        port = int(server.url.rsplit(":", 1)[1])
+        with half_open(port, 20) as sockets:
+            health = httpx.get(server.url + "/health", timeout=5)
+            closed = [_closed_by_server(sock, within_s=0.3) for sock in sockets[:13]]
+            still_open = [_closed_by_server(sock, within_s=0.3) for sock in sockets[13:]]
+    assert health.status_code == 200
+    assert all(closed)  # the thirteen that waited longest made room for the rest and /health
+    assert not any(still_open)  # seven half-open and /health's: eight held
+
+
+def test_half_open_flood_with_few_descriptors_leaves_health_answering(
+    tmp_path: Path, encoding: HarmonyEncoding
+) -> None:
+    """A server allowed 160 files, 300 half-open connections: /health answers and the log stays small."""
+    recording = tmp_path / "answer.txt"
+    recording.write_text(ANSWER, encoding="utf-8")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    launch = (
+        "import resource, runpy, sys\n"
+        "resource.setrlimit(resource.RLIMIT_NOFILE, (160, 160))\n"
+        f"sys.argv = ['harmony-chat', 'serve', '--replay', {str(recording)!r}, '--port', '{port}']\n"
+        "runpy.run_module('harmony_chat', run_name='__main__')\n"
+    )
+    log = tmp_path / "serve.log"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    with log.open("wb") as sink:
+        server = subprocess.Popen([sys.executable, "-c", launch], env=env, stdout=sink, stderr=subprocess.STDOUT)
+        try:
+            deadline = time.monotonic() + 60
+            while True:
+                assert server.poll() is None, log.read_text()
+                try:
+                    if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200:
+                        break
+                except httpx.TransportError:
+                    pass
+                assert time.monotonic() < deadline, "serve did not come up"
+                time.sleep(0.2)
+            with half_open(port, 300):
+                time.sleep(2)  # long enough for an accept loop to flood the log
+                started = time.monotonic()
+                health = httpx.get(f"http://127.0.0.1:{port}/health", timeout=5)
+                answered_s = time.monotonic() - started
+        finally:
+            server.terminate()
+            try:
+                server.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                server.kill()
+                server.wait()
+    text = log.read_text(errors="replace")
+    assert health.status_code == 200 and answered_s < 5
+    assert log.stat().st_size < 20_000, text[-2000:]
+    assert "Too many open files" not in text
