@@ -9,7 +9,7 @@ import pytest
 from gguf import GGUFWriter
 
 from harmony_chat.errors import ModelError
-from harmony_chat.gguf.inspect import check_gguf_file
+from harmony_chat.gguf.inspect import check_gguf_file, read_string_array
 from harmony_chat.gguf.tokenizer import (
     BASE_VOCAB_SIZE,
     TOKEN_TYPE_CONTROL,
@@ -82,3 +82,31 @@ def test_bad_model_files(tmp_path: Path, content: bytes | str | None, message: s
         path.write_bytes(content)
     with pytest.raises(ModelError, match=message):
         check_gguf_file(path)
+
+
+def test_one_string_list_is_read_from_the_header_without_parsing_the_rest(tmp_path: Path) -> None:
+    path = tmp_path / "lists.gguf"
+    writer = GGUFWriter(str(path), "gpt-oss")
+    writer.add_array("numbers", [1, 2, 3])
+    writer.add_array("words", ["héllo", "Ġworld", "<|end|>"])
+    writer.add_string("lone", "text")
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.close()
+    assert read_string_array(path, "words") == ["héllo", "Ġworld", "<|end|>"]
+    assert read_string_array(path, "words", limit=2) == ["héllo", "Ġworld"]
+    assert read_string_array(path, "absent") is None
+    with pytest.raises(ValueError, match="not a list of strings"):
+        read_string_array(path, "numbers")
+    with pytest.raises(ValueError, match="not a list"):
+        read_string_array(path, "lone")
+    path.write_bytes(path.read_bytes()[:60])
+    with pytest.raises(ValueError, match="damaged GGUF header"):
+        read_string_array(path, "words")
+    with pytest.raises(ValueError, match="not a GGUF file"):
+        read_string_array(_write(tmp_path / "zip.gguf", b"PK\x03\x04"), "words")
+
+
+def _write(path: Path, content: bytes) -> Path:
+    path.write_bytes(content)
+    return path
