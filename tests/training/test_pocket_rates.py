@@ -133,7 +133,8 @@ def test_held_out_arithmetic_runs_python_and_quotes_its_output(greedy: PocketCha
 
 @pytest.mark.slow
 @pytest.mark.xfail(
-    strict=True, reason="our target beyond the shipped targets: 0/45 held-out cities (a name it never saw is not copied)"
+    strict=True,
+    reason="our target beyond the shipped targets: 0/45 held-out cities (a name it never saw is not copied)",
 )
 def test_held_out_cities_call_the_weather_tool(greedy: PocketChat) -> None:
     right, _ = weather_rate(greedy, some("weather_questions", 5), held_out_prompts()["weather_cities"])
