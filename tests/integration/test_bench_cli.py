@@ -110,7 +110,7 @@ def test_bench_table_shows_the_models_name_as_text(
     model = write_gpt_oss_gguf(
         tmp_path / "named.gguf", shape, random_tensors(shape, seed=1), ranks, merges=merges, name=name
     )
-    args = ["--tokens", "8", "--runs", "1", "--ctx", "1024", "--chat-tokens", "4"]
+    args = ["--tokens", "8", "--runs", "1", "--ctx", "1024", "--chat-tokens", "4", "--long-tokens", "16"]
     assert main(["bench", "--model", str(model), *args]) == 0
     out, err = capsys.readouterr()
     assert not re.search(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]", out + err)
