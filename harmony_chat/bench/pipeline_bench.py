@@ -17,8 +17,8 @@ from typing import Any
 
 from harmony_chat.backends.base import SamplingParams
 from harmony_chat.backends.llama_cpp import LlamaCppBackend
+from harmony_chat.generation.turn import TurnOptions, TurnStats, run_turn
 from harmony_chat.harmony.session import ChatSession
-from harmony_chat.harmony.turn import TurnOptions, TurnStats, run_turn
 
 BENCH_PROMPT = "Write a long, detailed essay about the history of computing, with code examples."
 

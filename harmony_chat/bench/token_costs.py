@@ -27,10 +27,10 @@ from typing import Any
 from harmony_chat.backends.base import SamplingParams
 from harmony_chat.backends.llama_cpp import LlamaCppBackend
 from harmony_chat.backends.llama_sampler import SamplerCosts
+from harmony_chat.generation.constrained import ConstrainedStream
+from harmony_chat.generation.turn import token_batches
 from harmony_chat.harmony import tokens as tk
-from harmony_chat.harmony.constrained import ConstrainedStream
 from harmony_chat.harmony.session import ChatSession
-from harmony_chat.harmony.turn import token_batches
 
 SCHEMA: dict[str, object] = {
     "type": "object",

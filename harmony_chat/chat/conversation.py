@@ -20,9 +20,9 @@ from harmony_chat.backends.schema_grammar import unenforceable
 from harmony_chat.chat.events import ChatEvent, Notice, StepStarted, ToolFinished, ToolLoopLimit
 from harmony_chat.config_tools import DEFAULT_MAX_STEPS
 from harmony_chat.errors import HarmonyChatError
+from harmony_chat.generation.turn import TurnOptions, TurnStats, prefill_next_turn, run_turn
 from harmony_chat.harmony.effort import Effort
 from harmony_chat.harmony.events import NoAnswer, StopReason, ToolCall
-from harmony_chat.harmony.turn import TurnOptions, TurnStats, prefill_next_turn, run_turn
 from harmony_chat.harmony.visibility import is_answer
 
 if TYPE_CHECKING:

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from harmony_chat.backends.base import GenerationStats
-from harmony_chat.harmony.turn import TurnEvent
+from harmony_chat.generation.turn import TurnEvent
 
 if TYPE_CHECKING:
     from harmony_chat.tools.base import ToolResult

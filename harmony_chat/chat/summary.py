@@ -30,7 +30,7 @@ from harmony_chat.harmony.visibility import MessageKind, is_answer, kind_of, mes
 if TYPE_CHECKING:
     from openai_harmony import HarmonyEncoding
 
-    from harmony_chat.harmony.turn import TurnEvent
+    from harmony_chat.generation.turn import TurnEvent
 
 ReasoningMode = Literal["hidden", "summary", "raw"]
 """What the user sees of the reasoning: nothing, a model-written summary, or the raw chain of thought."""

@@ -31,6 +31,7 @@ from harmony_chat.chat.events import (
     ToolStarted,
 )
 from harmony_chat.cli.ask_citations import CitedAnswer, SourcesGetter, citations_payload
+from harmony_chat.generation.turn import PromptReady, TurnEvent, TurnStats
 from harmony_chat.harmony.events import (
     ContentDelta,
     MessageFinished,
@@ -43,7 +44,6 @@ from harmony_chat.harmony.events import (
 )
 from harmony_chat.harmony.header import plain_content_type
 from harmony_chat.harmony.session import ChatSession
-from harmony_chat.harmony.turn import PromptReady, TurnEvent, TurnStats
 from harmony_chat.harmony.visibility import Display, MessageKind, display_of, kind_of, message_kind
 from harmony_chat.text_safety import terminal_json, visible
 

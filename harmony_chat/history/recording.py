@@ -7,11 +7,11 @@ from typing import TYPE_CHECKING, Any
 
 from openai_harmony import HarmonyEncoding
 
+from harmony_chat.generation.turn import TurnEvent, TurnStats
 from harmony_chat.harmony.effort import parse_effort
 from harmony_chat.harmony.events import ContentDelta, MessageFinished, StopReason
 from harmony_chat.harmony.header import is_tool_recipient
 from harmony_chat.harmony.session import ChatSession
-from harmony_chat.harmony.turn import TurnEvent, TurnStats
 from harmony_chat.harmony.visibility import Display, display_of
 from harmony_chat.history.store import HistoryStore, StoredConversation
 

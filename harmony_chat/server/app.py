@@ -76,7 +76,7 @@ if TYPE_CHECKING:
     import uvicorn
 
     from harmony_chat.chat.summary import Summarizer
-    from harmony_chat.harmony.turn import TurnOptions
+    from harmony_chat.generation.turn import TurnOptions
     from harmony_chat.server.generation import ServedEvent
 
 log = logging.getLogger("harmony_chat.server")

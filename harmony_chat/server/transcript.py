@@ -18,9 +18,9 @@ from openai_harmony import Author, Message, Role, ToolDescription
 
 from harmony_chat.backends.base import SamplingParams
 from harmony_chat.backends.schema_grammar import UnenforceableSchema, check_enforceable
+from harmony_chat.generation.turn import TurnOptions
 from harmony_chat.harmony.effort import Effort
 from harmony_chat.harmony.session import ChatSession, ResponseFormat
-from harmony_chat.harmony.turn import TurnOptions
 from harmony_chat.server.errors import ApiError
 from harmony_chat.server.sampling_request import SamplingAsk
 from harmony_chat.tools.schema import to_harmony_parameters
