@@ -62,7 +62,7 @@ def _bare_decode(llm: Any, prompt: list[int], sampling: SamplingParams) -> tuple
 
 def _pipeline_decode(backend: LlamaCppBackend, session: ChatSession, sampling: SamplingParams) -> float:
     """Return the decode tokens/s of one ``ask``-style turn (cache reset first, turn not kept)."""
-    from harmony_chat.cli.ask_output import AskPrinter, OutputMode
+    from harmony_chat.printing.ask_output import AskPrinter, OutputMode
 
     backend.llama.reset()
     sink = io.StringIO()

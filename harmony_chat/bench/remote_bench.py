@@ -99,7 +99,7 @@ def raw_stream(backend: RemoteBackend, prompt: list[int], sampling: SamplingPara
 
 def pipeline_stream(backend: RemoteBackend, session: ChatSession, sampling: SamplingParams) -> StreamFigures:
     """Run one ``ask``-style turn through ``backend`` (the turn is not kept) and return its figures."""
-    from harmony_chat.cli.ask_output import AskPrinter, OutputMode
+    from harmony_chat.printing.ask_output import AskPrinter, OutputMode
 
     sink = io.StringIO()
     printer = AskPrinter(OutputMode(), sink, sink, session)

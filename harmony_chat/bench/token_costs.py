@@ -93,8 +93,8 @@ class _Answer:
     """One final answer through the pipeline: backend, grammar switch, decoder, printer."""
 
     def __init__(self, backend: LlamaCppBackend, encoding: Any, tokens: int, structured: bool, seed: int) -> None:
-        from harmony_chat.cli.ask_output import AskPrinter, OutputMode
         from harmony_chat.harmony.decoder import StreamDecoder
+        from harmony_chat.printing.ask_output import AskPrinter, OutputMode
 
         session = ChatSession(encoding)
         session.add_user(QUESTION)
