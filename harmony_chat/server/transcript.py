@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING
 from openai_harmony import Author, Message, Role, ToolDescription
 
 from harmony_chat.backends.base import SamplingParams
-from harmony_chat.backends.schema_grammar import UnenforceableSchema, check_enforceable
+from harmony_chat.backends.schema_errors import UnenforceableSchema
+from harmony_chat.backends.schema_grammar import check_enforceable
 from harmony_chat.generation.turn import TurnOptions
 from harmony_chat.harmony.effort import Effort
 from harmony_chat.harmony.session import ChatSession, ResponseFormat
