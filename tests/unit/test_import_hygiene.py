@@ -222,7 +222,6 @@ LAYERS: dict[str, frozenset[str]] = {
     # the model's formats: harmony reads its vocabulary out of a GGUF, the GGUF code writes harmony's tokens
     "harmony": BASE | {"gguf"},
     "gguf": BASE | {"harmony"},
-    "models": BASE | {"gguf"},
     "backends": FORMATS,
     "generation": BASE | {"harmony", "backends"},
     "tools": BASE,
@@ -239,8 +238,8 @@ LAYERS: dict[str, frozenset[str]] = {
     "conform": BASE,
     "server": CORE - {"history", "demo", "config"},
     "bench": CORE | {"printing", "server"},
-    "tui": CORE | {"models", "preferences", "server", "collector"},
-    "cli": CORE | {"models", "preferences", "printing", "server", "conform", "bench", "tui", "collector"},
+    "tui": CORE | {"preferences", "server", "collector"},
+    "cli": CORE | {"preferences", "printing", "server", "conform", "bench", "tui", "collector"},
     "entry": frozenset({"cli", "collector"}),
     "__main__": frozenset({"entry"}),
 }
