@@ -24,7 +24,7 @@ from harmony_chat.generation.turn import TurnOptions, TurnStats, run_turn
 from harmony_chat.harmony import tokens as tk
 from harmony_chat.harmony.events import ContentDelta, RawToken, StopReason
 from harmony_chat.harmony.session import ChatSession, ResponseFormat
-from harmony_chat.server.transcript import ServedModel
+from harmony_chat.server.harmony_request import ServedModel
 from tests.server.conftest import running
 from tests.support.llama_server import LlamaServer, llama_server_binary, serve
 
