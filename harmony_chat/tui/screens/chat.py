@@ -32,11 +32,11 @@ from textual.widget import MountError, Widget
 
 from harmony_chat.chat.approval import Choice, Decision
 from harmony_chat.chat.events import ChatEvent, Notice, ReasoningSummary, ToolFinished
-from harmony_chat.chat.summary import ReasoningMode
 from harmony_chat.collector import release, settle
 from harmony_chat.errors import HarmonyChatError
 from harmony_chat.generation.turn import PromptReady, TurnStats
 from harmony_chat.harmony.effort import Effort, next_effort, parse_effort
+from harmony_chat.harmony.visibility import ReasoningMode
 from harmony_chat.preferences import NotSaved, Preferences
 from harmony_chat.tui.bindings import SCREEN_KEYS
 from harmony_chat.tui.messages import (
