@@ -24,7 +24,7 @@ class SamplingParams:
     """The answer must be a call to one of these functions (``functions.<name>``), after any analysis.
 
     Honoured by backends with ``guards_structure`` (harmony's grammar allows only those headers);
-    :class:`~harmony_chat.harmony.constrained.ConstrainedStream` writes the headers itself elsewhere.
+    :class:`~harmony_chat.generation.constrained.ConstrainedStream` writes the headers itself elsewhere.
     """
     choices: tuple[str, ...] | None = None
     """Constrain the generated text to one of these strings (remote engines; a forced call's name)."""

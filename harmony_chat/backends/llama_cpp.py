@@ -6,7 +6,6 @@ used for user text (harmony renders the prompt). ``llama_cpp`` is imported only 
 
 from __future__ import annotations
 
-import ctypes
 import json
 import threading
 import time
@@ -17,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from harmony_chat.backends.base import GenerationStats, ModelBackend, ModelInfo, SamplingParams, TokenLogprob
 from harmony_chat.backends.grammar_check import GrammarCheck
+from harmony_chat.backends.llama_log import capture_llama_log, last_error_line
 from harmony_chat.backends.llama_sampler import (
     JSON_STOPS,
     GuardedSampler,
@@ -26,7 +26,8 @@ from harmony_chat.backends.llama_sampler import (
     StructureMask,
 )
 from harmony_chat.backends.logits import LogitBias, LogprobRecorder
-from harmony_chat.backends.schema_grammar import UnenforceableSchema, schema_grammar
+from harmony_chat.backends.schema_errors import UnenforceableSchema
+from harmony_chat.backends.schema_grammar import schema_grammar
 from harmony_chat.errors import ModelError
 from harmony_chat.gguf.inspect import check_gguf_file
 from harmony_chat.harmony.header_mask import header_masks
@@ -39,29 +40,6 @@ GPT_OSS_ARCHITECTURE = "gpt-oss"
 SPECIAL_CHECK_IDS = [200006, 200008, 200012, 200002, 200005, 200007]
 SPECIAL_CHECK_TEXT = b"<|start|><|message|><|call|><|return|><|channel|><|end|>"
 TOKENIZER_SAMPLE = "Harmony check: the quick brown fox, 2 + 2 = 4; naïve café 東京 🙂"
-
-LLAMA_LOG: deque[str] = deque(maxlen=200)
-"""The latest lines llama.cpp logged; shown in debug views and used to explain load failures."""
-_log_callback: Any = None
-
-
-def capture_llama_log(llama_cpp: Any) -> None:
-    """Route llama.cpp's log into :data:`LLAMA_LOG` instead of the terminal (installed once)."""
-    global _log_callback
-    if _log_callback is not None:
-        return
-
-    @llama_cpp.llama_log_callback
-    def callback(level: int, text: bytes, user_data: Any) -> None:
-        LLAMA_LOG.append(text.decode("utf-8", errors="replace"))
-
-    _log_callback = callback
-    llama_cpp.llama_log_set(callback, ctypes.c_void_p(0))
-
-
-def _last_error_line() -> str:
-    lines = [line.strip() for line in LLAMA_LOG if line.strip()]
-    return lines[-1] if lines else "no details"
 
 
 def _counting_llama(llama_class: type) -> type:
@@ -196,7 +174,7 @@ class LlamaCppBackend(ModelBackend):
             )
         except (ValueError, RuntimeError, OSError) as error:
             raise ModelError(
-                f"llama.cpp could not load {self.model_path.name}: {error} ({_last_error_line()})"
+                f"llama.cpp could not load {self.model_path.name}: {error} ({last_error_line()})"
             ) from error
         self._check_vocabulary()
         vocab = self._llm._model.vocab

@@ -4,9 +4,9 @@ A schema is turned into a GBNF grammar (llama.cpp's format) by llama-cpp-python'
 :func:`check_enforceable` has made sure that every keyword that constrains the JSON is one the
 grammar enforces. A schema with any other constraint (``not``, numeric bounds, ``uniqueItems``, a
 ``false`` subschema, a ``$ref`` to nothing, a pattern the grammar cannot express, ...) is refused
-with :class:`UnenforceableSchema`, which names the part and why; the server answers that with a
-400. Words that only describe (``title``, ``description``, ``examples``, an unknown ``format``)
-are left as they are.
+with :class:`~harmony_chat.backends.schema_errors.UnenforceableSchema`, which names the part and
+why; the server answers that with a 400. Words that only describe (``title``, ``description``,
+``examples``, an unknown ``format``) are left as they are.
 
 The converter's own rules are tightened where they would let invalid JSON through: a string's
 characters exclude raw control characters, and a pattern's ``.`` excludes the quote, the
@@ -22,7 +22,9 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from harmony_chat.errors import HarmonyChatError
+from harmony_chat.backends.llama_log import capture_llama_log
+from harmony_chat.backends.schema_errors import UnenforceableSchema
+from harmony_chat.backends.schema_pattern import written_pattern
 
 ANNOTATIONS = frozenset(
     {
@@ -104,20 +106,6 @@ JSON_CHAR = r'[^"\\\x7F\x00-\x1F]'
 _CHAR_RULE = JSON_CHAR + r' | "\\" (["\\/bfnrt] | "u" [0-9a-fA-F]{4})'
 
 
-class UnenforceableSchema(HarmonyChatError, ValueError):
-    """A JSON schema harmony-chat cannot enforce as a grammar.
-
-    Attributes:
-        path: where in the schema, as a JSON pointer (``#/properties/name/pattern``).
-        reason: why.
-    """
-
-    def __init__(self, path: str, reason: str) -> None:
-        super().__init__(f"the JSON schema cannot be enforced at {path}: {reason}")
-        self.path = path
-        self.reason = reason
-
-
 def check_enforceable(schema: object) -> None:
     """Check that every constraint of ``schema`` is one its grammar enforces.
 
@@ -170,8 +158,6 @@ def _grammar(key: str) -> str | UnenforceableSchema:
 def _parses(grammar: str) -> bool:
     """Whether llama.cpp's grammar parser takes ``grammar`` (no model needed)."""
     import llama_cpp
-
-    from harmony_chat.backends.llama_cpp import capture_llama_log
 
     capture_llama_log(llama_cpp)  # a parse error is logged, not printed
     sampler = llama_cpp.llama_sampler_init_grammar(None, grammar.encode("utf-8"), b"root")
@@ -290,8 +276,6 @@ class _Checker:
                 raise UnenforceableSchema(where, f"{key} must be a whole number, 0 or more")
             return value
         if key == "pattern":
-            from harmony_chat.backends.schema_pattern import written_pattern
-
             return written_pattern(value, where)
         raise AssertionError(key)  # every ENFORCED keyword is handled above
 

@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from harmony_chat.backends.schema_grammar import UnenforceableSchema
+from harmony_chat.backends.schema_errors import UnenforceableSchema
 
 _PATTERN_ESCAPES = {"d": "[0-9]", "w": "[a-zA-Z0-9_]", "s": "[ ]"}
 """Pattern escapes the grammar writes as classes (``\\s`` as a space only: a raw tab or newline is not JSON)."""

@@ -25,9 +25,9 @@ from harmony_chat.backends.base import SamplingParams
 from harmony_chat.backends.remote.engine import RemoteBackend, StreamState
 from harmony_chat.backends.remote.transport import parse_body
 from harmony_chat.errors import EngineError
+from harmony_chat.generation.turn import TurnOptions, TurnStats, run_turn
 from harmony_chat.harmony import tokens as tk
 from harmony_chat.harmony.session import ChatSession
-from harmony_chat.harmony.turn import TurnOptions, TurnStats, run_turn
 from harmony_chat.text_safety import visible
 
 BENCH_PROMPT = "Write a long, detailed essay about the history of computing, with code examples."
@@ -99,7 +99,7 @@ def raw_stream(backend: RemoteBackend, prompt: list[int], sampling: SamplingPara
 
 def pipeline_stream(backend: RemoteBackend, session: ChatSession, sampling: SamplingParams) -> StreamFigures:
     """Run one ``ask``-style turn through ``backend`` (the turn is not kept) and return its figures."""
-    from harmony_chat.cli.ask_output import AskPrinter, OutputMode
+    from harmony_chat.printing.ask_output import AskPrinter, OutputMode
 
     sink = io.StringIO()
     printer = AskPrinter(OutputMode(), sink, sink, session)

@@ -27,10 +27,10 @@ from typing import Any
 from harmony_chat.backends.base import SamplingParams
 from harmony_chat.backends.llama_cpp import LlamaCppBackend
 from harmony_chat.backends.llama_sampler import SamplerCosts
+from harmony_chat.generation.constrained import ConstrainedStream
+from harmony_chat.generation.turn import token_batches
 from harmony_chat.harmony import tokens as tk
-from harmony_chat.harmony.constrained import ConstrainedStream
 from harmony_chat.harmony.session import ChatSession
-from harmony_chat.harmony.turn import token_batches
 
 SCHEMA: dict[str, object] = {
     "type": "object",
@@ -93,8 +93,8 @@ class _Answer:
     """One final answer through the pipeline: backend, grammar switch, decoder, printer."""
 
     def __init__(self, backend: LlamaCppBackend, encoding: Any, tokens: int, structured: bool, seed: int) -> None:
-        from harmony_chat.cli.ask_output import AskPrinter, OutputMode
         from harmony_chat.harmony.decoder import StreamDecoder
+        from harmony_chat.printing.ask_output import AskPrinter, OutputMode
 
         session = ChatSession(encoding)
         session.add_user(QUESTION)

@@ -17,12 +17,20 @@ from typing import TYPE_CHECKING
 
 from harmony_chat.backends.base import ModelBackend, SamplingParams
 from harmony_chat.backends.schema_grammar import unenforceable
-from harmony_chat.chat.events import ChatEvent, Notice, StepStarted, ToolFinished, ToolLoopLimit
+from harmony_chat.chat.events import (
+    ChatEvent,
+    Notice,
+    ReasoningSummary,
+    StepStarted,
+    SummaryStarted,
+    ToolFinished,
+    ToolLoopLimit,
+)
 from harmony_chat.config_tools import DEFAULT_MAX_STEPS
 from harmony_chat.errors import HarmonyChatError
+from harmony_chat.generation.turn import TurnEvent, TurnOptions, TurnStats, prefill_next_turn, run_turn
 from harmony_chat.harmony.effort import Effort
 from harmony_chat.harmony.events import NoAnswer, StopReason, ToolCall
-from harmony_chat.harmony.turn import TurnOptions, TurnStats, prefill_next_turn, run_turn
 from harmony_chat.harmony.visibility import is_answer
 
 if TYPE_CHECKING:
@@ -39,6 +47,15 @@ _HISTORY_ERRORS = (HarmonyChatError, OSError, sqlite3.Error)
 
 def _never() -> bool:
     return False
+
+
+def _record(recorder: TurnRecorder, event: TurnEvent | SummaryStarted | ReasoningSummary) -> None:
+    """Hand ``event`` to the history: a summary as its text and figures, the turn's own events as they are."""
+    if isinstance(event, ReasoningSummary):
+        if event.text is not None:  # a failed summary is not user-facing text: nothing to keep
+            recorder.add_summary(event.text, event.figures())
+    elif not isinstance(event, SummaryStarted):
+        recorder.on_event(event)
 
 
 class ChatConversation:
@@ -208,7 +225,7 @@ class ChatConversation:
             for event in watch.interleave(events) if watch else events:
                 if recorder is not None:
                     try:
-                        recorder.on_event(event)
+                        _record(recorder, event)
                     except _HISTORY_ERRORS as failure:
                         recorder = None
                         yield Notice(f"The history could not be saved: {failure}")

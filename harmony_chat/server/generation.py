@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING
 
 from harmony_chat.chat.events import ReasoningSummary, SummaryStarted
 from harmony_chat.errors import ContextOverflowError
+from harmony_chat.generation.turn import TurnEvent, TurnOptions, run_turn
 from harmony_chat.harmony.events import ContentDelta, RawToken
-from harmony_chat.harmony.turn import TurnEvent, TurnOptions, run_turn
 from harmony_chat.server.errors import ApiError
 
 if TYPE_CHECKING:

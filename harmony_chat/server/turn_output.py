@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from harmony_chat.chat.events import ReasoningSummary
+from harmony_chat.generation.turn import PromptReady, TurnStats
 from harmony_chat.harmony.events import ContentDelta, MessageFinished, MessageStarted, RawToken, StopReason, ToolCall
-from harmony_chat.harmony.turn import PromptReady, TurnStats
 from harmony_chat.server.channels import Part, output_part
 from harmony_chat.server.generation import ScoredToken
 

@@ -14,8 +14,8 @@ from openai_harmony import HarmonyEncoding
 from harmony_chat.backends.base import SamplingParams
 from harmony_chat.backends.llama_cpp import LlamaCppBackend
 from harmony_chat.backends.replay import read_recording
+from harmony_chat.generation.turn import TurnOptions, run_turn
 from harmony_chat.harmony.session import ChatSession
-from harmony_chat.harmony.turn import TurnOptions, run_turn
 from tests.harmony_corpus import CASES, Case, check_turn
 from tests.helpers import ForceTokens
 

@@ -15,10 +15,10 @@ from openai_harmony import HarmonyEncoding
 from harmony_chat.backends.base import SamplingParams
 from harmony_chat.backends.llama_cpp import LlamaCppBackend
 from harmony_chat.backends.llama_sampler import GuardedSampler, SamplerCosts, _refused_specials
+from harmony_chat.generation.turn import TurnOptions, run_turn
 from harmony_chat.harmony import tokens as tk
 from harmony_chat.harmony.events import RawToken, Recovery
 from harmony_chat.harmony.session import ChatSession
-from harmony_chat.harmony.turn import TurnOptions, run_turn
 from tests.helpers import ids
 from tests.unit.test_structure_guard import CONTENT_REPAIRS, STRUCTURAL_REPAIRS
 

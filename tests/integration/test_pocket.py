@@ -12,8 +12,8 @@ from harmony_chat.backends.base import SamplingParams
 from harmony_chat.backends.llama_cpp import LlamaCppBackend
 from harmony_chat.cli import main
 from harmony_chat.demo.pocket import POCKET_DATE, pocket_model_path
+from harmony_chat.generation.turn import TurnOptions, TurnStats, run_turn
 from harmony_chat.harmony.session import ChatSession
-from harmony_chat.harmony.turn import TurnOptions, TurnStats, run_turn
 from training.pocket.data import FACTS, WEATHER, WEATHER_TOOL
 
 GREEDY = ["--temperature", "0"]

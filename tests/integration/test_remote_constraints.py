@@ -20,11 +20,11 @@ from harmony_chat.backends.base import SamplingParams
 from harmony_chat.backends.remote import create_remote_backend
 from harmony_chat.backends.remote.engine import RemoteBackend
 from harmony_chat.demo.pocket import POCKET_DATE, POCKET_NAME, pocket_model_path
+from harmony_chat.generation.turn import TurnOptions, TurnStats, run_turn
 from harmony_chat.harmony import tokens as tk
 from harmony_chat.harmony.events import ContentDelta, RawToken, StopReason
 from harmony_chat.harmony.session import ChatSession, ResponseFormat
-from harmony_chat.harmony.turn import TurnOptions, TurnStats, run_turn
-from harmony_chat.server.transcript import ServedModel
+from harmony_chat.server.harmony_request import ServedModel
 from tests.server.conftest import running
 from tests.support.llama_server import LlamaServer, llama_server_binary, serve
 

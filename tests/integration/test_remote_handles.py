@@ -17,7 +17,7 @@ from harmony_chat.backends.base import SamplingParams
 from harmony_chat.backends.remote import RemoteBackend, create_remote_backend
 from harmony_chat.harmony import tokens as tk
 from harmony_chat.server.backend_pool import DEFAULT_ENGINE_PARALLEL, pool_for
-from harmony_chat.server.transcript import ServedModel
+from harmony_chat.server.harmony_request import ServedModel
 from tests.server.conftest import running
 from tests.support.fake_engine import FakeEngine, load_fixture
 

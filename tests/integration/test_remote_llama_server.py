@@ -22,10 +22,10 @@ from harmony_chat.errors import (
     EngineUnreachableError,
     ModelError,
 )
+from harmony_chat.generation.turn import TurnOptions, TurnStats, prefill_next_turn, run_turn
 from harmony_chat.harmony import tokens as tk
 from harmony_chat.harmony.events import StopReason
 from harmony_chat.harmony.session import ChatSession
-from harmony_chat.harmony.turn import TurnOptions, TurnStats, prefill_next_turn, run_turn
 from tests.support.llama_server import LlamaServer, free_port, llama_server_binary, serve
 from tests.support.other_gguf import write_other_vocab_gguf
 from training.pocket.data import FACTS, WEATHER, WEATHER_TOOL

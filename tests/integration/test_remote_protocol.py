@@ -17,10 +17,10 @@ from openai_harmony import HarmonyEncoding
 from harmony_chat.backends.base import SamplingParams
 from harmony_chat.backends.remote import RemoteBackend, SglangBackend, VllmBackend, create_remote_backend
 from harmony_chat.errors import EngineAuthError, EngineError, EngineStreamError, EngineTimeoutError, ModelError
+from harmony_chat.generation.turn import TurnOptions, TurnStats, run_turn
 from harmony_chat.harmony import tokens as tk
 from harmony_chat.harmony.events import RawToken, StopReason
 from harmony_chat.harmony.session import ChatSession
-from harmony_chat.harmony.turn import TurnOptions, TurnStats, run_turn
 from tests.support.fake_engine import FakeEngine, load_fixture
 
 ENGINES = ("vllm", "sglang")

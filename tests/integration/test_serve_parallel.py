@@ -22,7 +22,7 @@ from harmony_chat.bench.serve_bench import parse_concurrency, run_serve_bench
 from harmony_chat.cli import main
 from harmony_chat.demo.pocket import POCKET_DATE, POCKET_NAME, pocket_model_path
 from harmony_chat.server.backend_pool import BackendPool, ParallelError, pool_for
-from harmony_chat.server.transcript import ServedModel
+from harmony_chat.server.harmony_request import ServedModel
 from tests.server.conftest import RunningServer, running
 from tests.support.llama_server import LlamaServer, llama_server_binary, serve
 

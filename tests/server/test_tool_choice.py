@@ -18,7 +18,7 @@ from openai_harmony import HarmonyEncoding
 from harmony_chat.backends.base import SamplingParams
 from harmony_chat.backends.llama_cpp import LlamaCppBackend
 from harmony_chat.demo.pocket import POCKET_DATE, POCKET_NAME
-from harmony_chat.server.transcript import ServedModel
+from harmony_chat.server.harmony_request import ServedModel
 from tests.server.conftest import RunningServer, running
 
 pytestmark = pytest.mark.llama

@@ -9,10 +9,10 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 from openai_harmony import HarmonyEncoding, Message, Role
 
-from harmony_chat.cli.ask_citations import CUT_OFF, CitedAnswer, numbered, one_line
-from harmony_chat.cli.ask_output import AskPrinter, OutputMode
 from harmony_chat.harmony.events import ContentDelta, MessageFinished, MessageStarted
 from harmony_chat.harmony.session import ChatSession
+from harmony_chat.printing.ask_output import AskPrinter, OutputMode
+from harmony_chat.printing.citations import CUT_OFF, CitedAnswer, numbered, one_line
 from harmony_chat.tools.browser import PageRecord, find_citations
 
 SOURCES: dict[int, PageRecord] = {

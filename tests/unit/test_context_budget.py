@@ -10,9 +10,9 @@ from openai_harmony import HarmonyEncoding
 from harmony_chat.backends.base import SamplingParams
 from harmony_chat.backends.replay import ReplayBackend
 from harmony_chat.errors import ContextOverflowError
+from harmony_chat.generation.turn import PromptReady, TurnOptions, TurnStats, prefill_next_turn, run_turn
 from harmony_chat.harmony.events import StopReason
 from harmony_chat.harmony.session import ChatSession
-from harmony_chat.harmony.turn import PromptReady, TurnOptions, TurnStats, prefill_next_turn, run_turn
 from tests.helpers import ids
 
 ANSWER = "<|channel|>final<|message|>" + "An answer of some words. " * 8 + "<|return|>"

@@ -12,11 +12,11 @@ import pytest
 from openai_harmony import HarmonyEncoding, ToolDescription
 
 from harmony_chat.backends.base import ModelBackend, ModelInfo, SamplingParams
+from harmony_chat.generation.turn import TurnOptions, TurnStats, required_calls, run_turn
 from harmony_chat.harmony import tokens as tk
 from harmony_chat.harmony.events import MessageStarted, StopReason, ToolCall
 from harmony_chat.harmony.session import ChatSession
 from harmony_chat.harmony.structure import Place, StructureGuard, call_headers
-from harmony_chat.harmony.turn import TurnOptions, TurnStats, required_calls, run_turn
 from tests.helpers import ids
 
 SCHEMA: dict[str, object] = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}

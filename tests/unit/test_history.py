@@ -17,9 +17,9 @@ import pytest
 from openai_harmony import HarmonyEncoding, Role, ToolDescription
 
 from harmony_chat.backends.base import GenerationStats
+from harmony_chat.generation.turn import TurnStats
 from harmony_chat.harmony.events import StopReason
 from harmony_chat.harmony.session import ChatSession, TurnRecord
-from harmony_chat.harmony.turn import TurnStats
 from harmony_chat.history.db import HistoryError
 from harmony_chat.history.export import to_harmony, to_json, to_markdown
 from harmony_chat.history.link import ConversationLink

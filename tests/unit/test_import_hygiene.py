@@ -1,4 +1,4 @@
-"""Engine, core, tools and the training lab never import Textual; the CLI starts light; no import circles."""
+"""Engine, core, tools and the training lab never import Textual; the CLI starts light; layers; no import circles."""
 
 from __future__ import annotations
 
@@ -11,6 +11,8 @@ ROOT = Path(__file__).resolve().parents[2]
 ENGINE_PACKAGES = (
     "harmony_chat/harmony",
     "harmony_chat/backends",
+    "harmony_chat/generation",
+    "harmony_chat/printing",
     "harmony_chat/gguf",
     "harmony_chat/history",
     "harmony_chat/bench",
@@ -202,3 +204,105 @@ def test_no_tui_module_writes_the_config_file() -> None:
         named = {alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) for alias in node.names}
         named |= {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
         assert not named & writers, (path, named & writers)
+
+
+BASE = frozenset({"harmony_chat", "errors", "locations", "private_files", "text_safety"})
+"""Plain modules every layer may use: the version, the error types, the app's folders, private files, safe text."""
+FORMATS = BASE | {"harmony", "gguf"}
+ENGINE = FORMATS | {"backends", "generation"}
+CORE = ENGINE | {"tools", "history", "demo", "config", "config_tools", "chat"}
+LAYERS: dict[str, frozenset[str]] = {
+    # each top-level module or subpackage of harmony_chat: what of harmony_chat it may import (itself always)
+    "harmony_chat": frozenset(),
+    "errors": frozenset(),
+    "locations": frozenset(),
+    "private_files": frozenset(),
+    "text_safety": frozenset(),
+    "collector": frozenset(),
+    # the model's formats: harmony reads its vocabulary out of a GGUF, the GGUF code writes harmony's tokens
+    "harmony": BASE | {"gguf"},
+    "gguf": BASE | {"harmony"},
+    "backends": FORMATS,
+    "generation": BASE | {"harmony", "backends"},
+    "tools": BASE,
+    "demo": BASE | {"harmony"},
+    "history": BASE | {"harmony", "generation", "tools"},
+    "config_section": frozenset(),
+    "config_errors": BASE,
+    "config_tools": BASE | {"config_section", "tools"},
+    "config": BASE | {"config_errors", "config_section", "config_tools", "harmony"},
+    "config_reference": BASE | {"config", "config_section"},
+    "chat": CORE,
+    "preferences": BASE | {"config", "harmony"},
+    "printing": BASE | {"harmony", "generation", "chat", "tools"},
+    "conform": BASE,
+    "server": CORE - {"history", "demo", "config"},
+    "bench": CORE | {"printing", "server"},
+    "tui": CORE | {"preferences", "server", "collector"},
+    "cli": CORE | {"preferences", "printing", "server", "conform", "bench", "tui", "collector"},
+    "entry": frozenset({"cli", "collector"}),
+    "__main__": frozenset({"entry"}),
+}
+"""Which layer may import which: data flows up from the formats to the engines, the core and the front ends.
+
+``harmony`` is the format library and imports nothing above it; ``backends`` speak to engines in harmony's
+token ids; ``generation`` runs a turn on a backend; the conversation core (``chat``) adds tools and
+history; the app (``tui``), the command line (``cli``) and ``serve`` (``server``) sit on top, and ``bench``
+measures the layers below the front ends. Imports inside functions and for type checking count too.
+"""
+
+
+def _layer(module: str) -> str:
+    return "harmony_chat" if module == "harmony_chat" else module.split(".")[1]
+
+
+def layer_violations(graph: dict[str, set[str]], layers: dict[str, frozenset[str]]) -> list[str]:
+    """Each import in ``graph`` that its module's layer may not make, as ``module -> imported``."""
+    return sorted(
+        f"{module} -> {imported}"
+        for module, imports in graph.items()
+        for imported in imports
+        if _layer(imported) != _layer(module) and _layer(imported) not in layers.get(_layer(module), frozenset())
+    )
+
+
+def test_every_top_level_module_and_package_has_a_layer_rule() -> None:
+    found = {_layer(module) for module in import_graph("harmony_chat")}
+    assert found == set(LAYERS), (sorted(found - set(LAYERS)), sorted(set(LAYERS) - found))
+
+
+def test_each_module_imports_only_what_its_layer_allows() -> None:
+    """Every import of the package, at the top, under ``TYPE_CHECKING`` or inside a function, follows :data:`LAYERS`."""
+    assert layer_violations(import_graph("harmony_chat", in_functions=True), LAYERS) == []
+
+
+def test_the_layer_rules_keep_the_formats_pure_and_the_front_ends_on_top() -> None:
+    """The rules themselves: what the architecture promises, so the table is not loosened by accident."""
+    above_the_formats = {"backends", "generation", "chat", "tools", "history", "tui", "cli", "server", "bench"}
+    assert not LAYERS["harmony"] & above_the_formats
+    assert LAYERS["backends"] <= FORMATS
+    assert LAYERS["generation"] <= FORMATS | {"backends"}
+    assert not LAYERS["history"] & {"chat", "tui", "cli", "server", "bench"}
+    assert not LAYERS["bench"] & {"cli", "tui"}
+    front_ends = {"tui", "cli", "server"}
+    below = [layer for layer, allowed in LAYERS.items() if allowed & front_ends and layer not in front_ends]
+    assert sorted(below) == ["bench", "entry"], below  # bench measures serve; entry starts the command line
+    assert "cli" not in LAYERS["tui"] | LAYERS["server"] and "tui" not in LAYERS["server"]
+
+
+def test_the_layer_check_finds_a_forbidden_import() -> None:
+    graph = {"harmony_chat.harmony.turn": {"harmony_chat.backends.base", "harmony_chat.harmony.tokens"}}
+    assert layer_violations(graph, LAYERS) == ["harmony_chat.harmony.turn -> harmony_chat.backends.base"]
+    assert layer_violations({"harmony_chat.bench.x": {"harmony_chat.printing.ask_output"}}, LAYERS) == []
+    assert layer_violations({"harmony_chat.bench.x": {"harmony_chat.cli.ask_output"}}, LAYERS) != []
+
+
+def test_the_layers_import_each_other_in_no_circle_but_the_two_formats() -> None:
+    """Only harmony and GGUF use each other (a vocabulary read out of a GGUF, harmony's tokens written into one)."""
+    rules = {layer: set(allowed) for layer, allowed in LAYERS.items()}
+    assert import_cycles(rules) == [["gguf", "harmony"]]
+
+
+def test_the_package_imports_itself_in_no_circle() -> None:
+    """No module imports back one that imports it, not even inside a function or for type checking."""
+    assert import_cycles(import_graph("harmony_chat", in_functions=True)) == []

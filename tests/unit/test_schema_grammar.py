@@ -7,7 +7,8 @@ import re
 
 import pytest
 
-from harmony_chat.backends.schema_grammar import UnenforceableSchema, check_enforceable, schema_grammar
+from harmony_chat.backends.schema_errors import UnenforceableSchema
+from harmony_chat.backends.schema_grammar import check_enforceable, schema_grammar
 
 REFUSED = [
     ({"not": {"type": "string"}}, "#/not", "'not'"),

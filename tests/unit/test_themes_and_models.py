@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from harmony_chat.models import find_models
+from harmony_chat.gguf.discovery import find_models
 from harmony_chat.tui.themes import REQUIRED_VARIABLES, bundled_theme_dir, load_themes
 
 
@@ -76,6 +76,6 @@ def test_models_command(
     ],
 )
 def test_model_sizes_are_shown_in_a_unit_that_fits(size: int, shown: str) -> None:
-    from harmony_chat.models import FoundModel
+    from harmony_chat.gguf.discovery import FoundModel
 
     assert FoundModel(Path("m.gguf"), "~/models", size).size_text == shown

@@ -6,8 +6,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from harmony_chat.generation.turn import BATCH_S, MAX_BATCH, token_batches
 from harmony_chat.harmony import tokens as tk
-from harmony_chat.harmony.turn import BATCH_S, MAX_BATCH, token_batches
 
 
 class Clock:

@@ -305,7 +305,8 @@ def constraint(prompt: Sequence[int], sampling: SamplingParams, schema: Mapping[
     stop is an end-of-generation token, which the grammar lets through once the JSON is complete.
     A schema the grammar cannot enforce is not sent (the server refuses such a request first).
     """
-    from harmony_chat.backends.schema_grammar import UnenforceableSchema, schema_grammar
+    from harmony_chat.backends.schema_errors import UnenforceableSchema
+    from harmony_chat.backends.schema_grammar import schema_grammar
     from harmony_chat.harmony.structure import open_message_stops
     from harmony_chat.harmony.vocab import load_encoding
 

@@ -5,18 +5,18 @@ from __future__ import annotations
 from textual.app import App, ComposeResult
 from textual.widgets import Static
 
-from harmony_chat.tui.widgets.transcript import Chapter, Transcript
+from harmony_chat.tui.widgets.chat_log import Chapter, ChatLog
 
 
 class Log(App[None]):
     def compose(self) -> ComposeResult:
-        yield Transcript()
+        yield ChatLog()
 
 
 async def test_messages_go_into_chapters_in_order() -> None:
     app = Log()
     async with app.run_test(size=(40, 20)) as pilot:
-        log = app.query_one(Transcript)
+        log = app.query_one(ChatLog)
         messages = [Static(f"m{n}") for n in range(30)]
         for message in messages:
             await log.mount(message)
@@ -24,7 +24,7 @@ async def test_messages_go_into_chapters_in_order() -> None:
         await pilot.pause()
         chapters = log.chapters
         assert list(log.children) == chapters  # the scroll view lays out chapters only
-        assert all(len(chapter.children) <= Transcript.CHAPTER_SIZE for chapter in chapters[1:])
+        assert all(len(chapter.children) <= ChatLog.CHAPTER_SIZE for chapter in chapters[1:])
         shown = [str(widget.render()) for chapter in chapters for widget in chapter.children]
         assert shown == ["welcome", *(f"m{n}" for n in range(30))]
         assert [widget.region.y for widget in messages] == sorted(widget.region.y for widget in messages)
@@ -33,8 +33,8 @@ async def test_messages_go_into_chapters_in_order() -> None:
 async def test_a_growing_last_message_leaves_earlier_chapters_laid_out() -> None:
     app = Log()
     async with app.run_test(size=(40, 20)) as pilot:
-        log = app.query_one(Transcript)
-        for n in range(Transcript.CHAPTER_SIZE * 2):
+        log = app.query_one(ChatLog)
+        for n in range(ChatLog.CHAPTER_SIZE * 2):
             await log.mount(Static(f"m{n}"))
         last = Static("x")
         await log.mount(last)
@@ -53,10 +53,10 @@ async def test_a_growing_last_message_leaves_earlier_chapters_laid_out() -> None
         assert current._layout_updates > before[1]  # the one holding the growing message is
 
 
-async def test_clearing_the_transcript_removes_every_chapter() -> None:
+async def test_clearing_the_chat_log_removes_every_chapter() -> None:
     app = Log()
     async with app.run_test(size=(40, 20)) as pilot:
-        log = app.query_one(Transcript)
+        log = app.query_one(ChatLog)
         for n in range(20):
             await log.mount(Static(f"m{n}"))
         await log.remove_children()

@@ -1,6 +1,6 @@
 """What a request asks for, in harmony terms, and the session and turn options built from it.
 
-Both APIs fill a :class:`Transcript` from the client's messages or items: instructions, the
+Both APIs fill a :class:`HarmonyRequest` from the client's messages or items: instructions, the
 history as harmony messages (reasoning as ``analysis``, preambles as ``commentary``, answers as
 ``final``, tool calls and their results), function tools, a response format, effort and
 sampling. :func:`build_session` turns it into a fresh :class:`ChatSession`, whose own
@@ -17,10 +17,11 @@ from typing import TYPE_CHECKING
 from openai_harmony import Author, Message, Role, ToolDescription
 
 from harmony_chat.backends.base import SamplingParams
-from harmony_chat.backends.schema_grammar import UnenforceableSchema, check_enforceable
+from harmony_chat.backends.schema_errors import UnenforceableSchema
+from harmony_chat.backends.schema_grammar import check_enforceable
+from harmony_chat.generation.turn import TurnOptions
 from harmony_chat.harmony.effort import Effort
 from harmony_chat.harmony.session import ChatSession, ResponseFormat
-from harmony_chat.harmony.turn import TurnOptions
 from harmony_chat.server.errors import ApiError
 from harmony_chat.server.sampling_request import SamplingAsk
 from harmony_chat.tools.schema import to_harmony_parameters
@@ -74,7 +75,7 @@ def parse_effort(value: str | None, param: str) -> Effort | None:
 
 
 @dataclass(slots=True)
-class Transcript:
+class HarmonyRequest:
     """A request's conversation and settings, ready to become a session."""
 
     instructions: list[str] = field(default_factory=list)
@@ -186,23 +187,23 @@ def _named_choice(choice: object) -> str | None:
     return name if isinstance(name, str) else None
 
 
-def build_session(transcript: Transcript, served: ServedModel) -> ChatSession:
+def build_session(harmony_request: HarmonyRequest, served: ServedModel) -> ChatSession:
     """A fresh session holding the request's conversation (nothing is shared between requests)."""
     session = ChatSession(
         served.encoding,
-        effort=transcript.effort or served.effort,
-        instructions="\n\n".join(text for text in transcript.instructions if text) or None,
-        functions=transcript.functions,
-        response_formats=[transcript.response_format] if transcript.response_format else [],
+        effort=harmony_request.effort or served.effort,
+        instructions="\n\n".join(text for text in harmony_request.instructions if text) or None,
+        functions=harmony_request.functions,
+        response_formats=[harmony_request.response_format] if harmony_request.response_format else [],
         start_date=served.start_date,
         context_size=served.context_size,
     )
-    session.history = list(transcript.messages)
+    session.history = list(harmony_request.messages)
     return session
 
 
 def turn_options(
-    transcript: Transcript,
+    harmony_request: HarmonyRequest,
     served: ServedModel,
     *,
     max_tokens: int | None,
@@ -229,9 +230,11 @@ def turn_options(
         logit_bias=ask.logit_bias if ask.logit_bias else base.logit_bias,
         logprobs=ask.logprobs,
     )
-    schema = transcript.response_format.schema if transcript.response_format else None
+    schema = harmony_request.response_format.schema if harmony_request.response_format else None
     checks = [("response_format", "the response format", schema)] if schema is not None else []
-    checks += [("tools", f"{name}'s parameters", parameters) for name, parameters in transcript.tool_schemas.items()]
+    checks += [
+        ("tools", f"{name}'s parameters", parameters) for name, parameters in harmony_request.tool_schemas.items()
+    ]
     for param, what, checked in checks:
         try:
             check_enforceable(checked)
@@ -239,8 +242,8 @@ def turn_options(
             raise ApiError(400, f"{what}: {error}", param=param) from None
     return TurnOptions(
         sampling=sampling,
-        effort=transcript.effort or served.effort,
-        tool_schemas=dict(transcript.tool_schemas),
+        effort=harmony_request.effort or served.effort,
+        tool_schemas=dict(harmony_request.tool_schemas),
         final_schema=schema,
-        tool_choice=transcript.tool_choice,
+        tool_choice=harmony_request.tool_choice,
     )

@@ -2,7 +2,7 @@
 
 When an answer grows, Textual lays out again every container above it: the scroll view places each
 of its children and indexes their regions. With every message a child of the scroll view, that is
-the whole transcript on every batch. Here the scroll view's children are chapters of a few
+the whole conversation on every batch. Here the scroll view's children are chapters of a few
 messages each; a new message goes into the last chapter, so a batch re-lays-out that chapter and
 the short list of chapters, while the finished chapters keep their cached layout.
 """
@@ -14,12 +14,12 @@ from textual.widget import AwaitMount, Widget
 
 
 class Chapter(Vertical):
-    """A few consecutive widgets of the transcript."""
+    """A few consecutive widgets of the chat log."""
 
     DEFAULT_CSS = "Chapter { height: auto; }"
 
 
-class Transcript(VerticalScroll):
+class ChatLog(VerticalScroll):
     """The conversation's scroll view; ``mount`` puts widgets into chapters of ``CHAPTER_SIZE``."""
 
     CHAPTER_SIZE = 12

@@ -34,7 +34,7 @@ def _plain(data: Mapping[str, Any]) -> str:
 
 
 @dataclass
-class Transcript:
+class CellOutput:
     """Collects one execution's messages into text; ``limit_bytes`` caps what reaches the model."""
 
     folder_fd: int | None

@@ -7,7 +7,7 @@ text without a header, unknown channels) is never printed, not even inside ``--j
 unless ``--reasoning raw`` (``--show-reasoning``) asks for it (labelled, on stderr). In summary
 mode the model's summary of it goes to stderr as ``[summary] …`` (nothing when it failed), and to
 ``--json`` as a ``summary`` event with what it cost. Citations of the browser's pages in the answer
-are shown as ``[1]`` with the sources after the answer (see :mod:`.ask_citations`).
+are shown as ``[1]`` with the sources after the answer (see :mod:`.citations`).
 
 Everything the model, a tool or a page wrote reaches the terminal through
 :func:`~harmony_chat.text_safety.visible`: escape sequences show as ``␛[…`` and are never obeyed.
@@ -30,7 +30,7 @@ from harmony_chat.chat.events import (
     ToolLoopLimit,
     ToolStarted,
 )
-from harmony_chat.cli.ask_citations import CitedAnswer, SourcesGetter, citations_payload
+from harmony_chat.generation.turn import PromptReady, TurnEvent, TurnStats
 from harmony_chat.harmony.events import (
     ContentDelta,
     MessageFinished,
@@ -43,8 +43,8 @@ from harmony_chat.harmony.events import (
 )
 from harmony_chat.harmony.header import plain_content_type
 from harmony_chat.harmony.session import ChatSession
-from harmony_chat.harmony.turn import PromptReady, TurnEvent, TurnStats
 from harmony_chat.harmony.visibility import Display, MessageKind, display_of, kind_of, message_kind
+from harmony_chat.printing.citations import CitedAnswer, SourcesGetter, citations_payload
 from harmony_chat.text_safety import terminal_json, visible
 
 

@@ -185,7 +185,7 @@ def run_turn(
     Raises:
         harmony_chat.errors.ContextOverflowError: when the prompt cannot fit the context.
     """
-    from harmony_chat.harmony.constrained import ConstrainedStream
+    from harmony_chat.generation.constrained import ConstrainedStream
     from harmony_chat.harmony.decoder import StreamDecoder
     from harmony_chat.harmony.session import TurnRecord
 
