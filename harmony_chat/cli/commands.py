@@ -60,6 +60,10 @@ def ask(
 @app.command()
 def bench(
     model: Annotated[Path | None, typer.Option("--model", "-m", help="A gpt-oss GGUF file.")] = None,
+    tiny: Annotated[
+        bool,
+        typer.Option("--tiny", help="A tiny random-weight gpt-oss GGUF, made here once (no download needed)."),
+    ] = False,
     url: Annotated[
         str | None, typer.Option("--url", help="A serving engine: compare its raw token stream with the pipeline.")
     ] = None,
@@ -114,8 +118,14 @@ def bench(
     json_output: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Measure the model and every layer harmony-chat adds on top of it (--tui: the chat app)."""
-    if model is None and url is None and not tui and serve_url is None:
-        raise typer.BadParameter("give --model PATH, --url URL, --serve URL, --tui, or several")
+    if model is not None and tiny:
+        raise typer.BadParameter("give --model PATH or --tiny, not both")
+    if model is None and not tiny and url is None and not tui and serve_url is None:
+        raise typer.BadParameter("give --model PATH, --tiny, --url URL, --serve URL, --tui, or several")
+    if tiny:
+        from harmony_chat.bench.tiny_model import tiny_model_path
+
+        model = tiny_model_path()
     if model is not None:
         from harmony_chat.bench.runner import BenchSettings, print_report, run_bench
 

@@ -115,3 +115,24 @@ def test_bench_table_shows_the_models_name_as_text(
     out, err = capsys.readouterr()
     assert not re.search(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]", out + err)
     assert "[bold]tiny␛]0;owned␇�2J" in out  # markup and escapes shown as they are
+
+
+@pytest.mark.llama
+def test_bench_tiny_makes_its_model_once_in_the_cache(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HARMONY_CHAT_CACHE_DIR", str(tmp_path / "cache"))
+    args = ["bench", "--tiny", "--tokens", "8", "--runs", "1", "--ctx", "1024", "--chat-tokens", "4"]
+    assert main([*args, "--long-tokens", "16", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["model"] == "tiny-gpt-oss"
+    (made,) = (tmp_path / "cache").rglob("tiny-gpt-oss-*.gguf")
+    assert made.stat().st_mode & 0o077 == 0
+    stamp = made.stat().st_mtime_ns
+    assert main([*args, "--long-tokens", "16", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["model"] == "tiny-gpt-oss"
+    assert made.stat().st_mtime_ns == stamp  # made once, then reused
+
+
+def test_bench_takes_a_model_or_tiny_not_both(capsys: pytest.CaptureFixture[str], tiny_gguf: Path) -> None:
+    assert main(["bench", "--tiny", "--model", str(tiny_gguf)]) == 2
+    assert "give --model PATH or --tiny, not both" in capsys.readouterr().err
