@@ -16,7 +16,7 @@ from harmony_chat.generation.turn import TurnOptions, TurnStats, run_turn
 from harmony_chat.harmony import tokens as tk
 from harmony_chat.harmony.events import MessageFinished, RawToken, Recovery, StopReason
 from harmony_chat.harmony.session import ChatSession
-from tests.unit.test_structure_guard import CONTENT_REPAIRS, STRUCTURAL_REPAIRS
+from tests.harmony.test_structure_guard import CONTENT_REPAIRS, STRUCTURAL_REPAIRS
 
 pytestmark = pytest.mark.llama
 BOOSTED = np.array(sorted({*tk.STRUCTURAL, tk.ENDOFTEXT}), dtype=np.intp)

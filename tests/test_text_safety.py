@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from harmony_chat.text_safety import terminal_json, visible
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 RAW_CONTROLS = "".join(chr(code) for code in [*range(0x20), *range(0x7F, 0xA0)] if chr(code) not in "\t\n")
 TEXT = st.lists(st.characters(max_codepoint=0x2FF) | st.sampled_from(["\r\n", "\x1b]0;x\x07", "\x9b2J"])).map("".join)
 

@@ -19,8 +19,8 @@ from harmony_chat.generation.turn import TurnOptions, run_turn
 from harmony_chat.harmony import tokens as tk
 from harmony_chat.harmony.events import RawToken, Recovery
 from harmony_chat.harmony.session import ChatSession
+from tests.harmony.test_structure_guard import CONTENT_REPAIRS, STRUCTURAL_REPAIRS
 from tests.helpers import ids
-from tests.unit.test_structure_guard import CONTENT_REPAIRS, STRUCTURAL_REPAIRS
 
 pytestmark = pytest.mark.llama
 GROCERIES: dict[str, object] = {

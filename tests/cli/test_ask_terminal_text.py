@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from harmony_chat.cli import main
-from tests.integration.test_ask_tools import TEST_SERVER, mcp_json, recording
+from tests.cli.test_ask_tools import TEST_SERVER, mcp_json, recording
 from tests.support.fake_engine import FakeEngine, load_fixture
 
 RAW_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
