@@ -143,7 +143,7 @@ def test_four_streams_through_serve_generate_at_once(
         thread.join(timeout=LIMIT_S)
     done.set()
     assert all(u.get("completion_tokens") == TOKENS for u in usage), usage  # the pocket model's answer is longer
-    assert all(len(arrivals) > TOKENS // 2 for arrivals in times)
+    assert all(len(arrivals) >= 2 for arrivals in times)  # streamed as it came (serve joins text of 20 ms per chunk)
     # every stream had its first token before any stream had its last: all four ran at the same time
     assert max(arrivals[0] for arrivals in times) < min(arrivals[-1] for arrivals in times)
     assert most_processing() == SLOTS  # and the engine had all four slots generating at one moment
