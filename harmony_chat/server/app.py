@@ -226,7 +226,7 @@ async def chat_completions(request: Request) -> Response:
         summaries=summary is not None,
         logprobs=ask.logprobs is not None,
     )
-    reader = TurnReader()
+    reader = TurnReader(transcript.function_names)
     streamed = await _generate(
         request,
         transcript,
@@ -281,7 +281,7 @@ async def responses(request: Request) -> Response:
         ask=ask,
     )
     builder = ResponseBuilder(body, state.served.name)
-    reader = TurnReader()
+    reader = TurnReader(transcript.function_names)
 
     def store() -> None:
         status = builder.status_of(reader)

@@ -188,3 +188,28 @@ def test_malformed_calls_are_not_reported_and_repaired_ones_are_whole(encoding: 
     assert isinstance(call, ChatCompletionMessageFunctionToolCall)
     assert json.loads(call.function.arguments) == {"location": "Oslo"}
     assert repaired.choices[0].finish_reason == "tool_calls"
+
+
+def test_calls_to_tools_the_request_did_not_declare_are_not_reported(encoding: HarmonyEncoding) -> None:
+    """A client runs only the functions it declared: a call to another is left out, streamed or not."""
+    builtin = "<|channel|>commentary to=python code<|message|>print(1)<|call|>"
+    _, server = replay_server(encoding, CALL, CALL, CALL, builtin)
+    other: Any = {"type": "function", "function": {"name": "get_time", "parameters": {"type": "object"}}}
+    with server as running:
+        client = running.client()
+        undeclared = [
+            client.chat.completions.create(model="replay-model", messages=USER),
+            client.chat.completions.create(model="replay-model", messages=USER, tools=[other]),
+            client.chat.completions.create(model="replay-model", messages=USER, tools=[WEATHER], tool_choice="none"),
+            client.chat.completions.create(model="replay-model", messages=USER, tools=[WEATHER]),  # python
+        ]
+    for completion in undeclared:
+        choice = completion.choices[0]
+        assert choice.message.tool_calls is None and choice.finish_reason == "stop"
+    assert [completion.choices[0].message.content for completion in undeclared[:3]] == ["Let me check."] * 3
+    _, server = replay_server(encoding, CALL)
+    with server as running:
+        chunks = list(running.client().chat.completions.create(model="replay-model", messages=USER, stream=True))
+    choices = [chunk.choices[0] for chunk in chunks if chunk.choices]
+    assert not any(choice.delta.tool_calls for choice in choices)
+    assert [choice.finish_reason for choice in choices if choice.finish_reason] == ["stop"]
