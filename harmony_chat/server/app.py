@@ -225,6 +225,7 @@ async def chat_completions(request: Request) -> Response:
         include_usage=include_usage,
         summaries=summary is not None,
         logprobs=ask.logprobs is not None,
+        answer_only=transcript.response_format is not None,
     )
     reader = TurnReader(transcript.function_names)
     streamed = await _generate(

@@ -27,6 +27,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("harmony_chat.server")
 FUNCTIONS = "functions."
+FINAL = "final"
+"""The phase of the answer's content (a preamble's is ``commentary``)."""
 """The namespace of the functions a client declares (harmony's ``functions.x`` recipients)."""
 
 
@@ -156,6 +158,10 @@ class TurnReader:
         """Why a summary that was due has no text."""
         self.content: list[str] = []
         """Each content item's text (preambles and the answer), in order."""
+        self.answers: list[str] = []
+        """The text of each content item in the ``final`` channel (the answer without the preambles)."""
+        self.preambles: set[int] = set()
+        """The indices of the content items that are preambles (not in the ``final`` channel)."""
         self.calls: list[CallMade] = []
         self.malformed_calls = 0
         """Calls whose arguments were unusable: not reported (the turn then ends with ``stop``)."""
@@ -243,6 +249,8 @@ class TurnReader:
         if part is Part.TOOL_CALL:
             return  # the call is reported whole, once it is complete
         self._open = _Open(self.items, part, channel or "analysis")
+        if part is Part.CONTENT and self._open.phase != FINAL:
+            self.preambles.add(self.items)
         self.items += 1
         out.append(ItemStarted(self._open.index, part, self._open.phase))
 
@@ -263,6 +271,8 @@ class TurnReader:
             return
         text = "".join(item.chunks)
         (self.reasoning if item.part is Part.REASONING else self.content).append(text)
+        if item.part is Part.CONTENT and item.phase == FINAL:
+            self.answers.append(text)
         if item.part is Part.REASONING:
             self._last_reasoning = item.index
         out.append(ItemDone(item.index, item.part, item.phase, text, truncated))
