@@ -225,8 +225,9 @@ async def chat_completions(request: Request) -> Response:
         include_usage=include_usage,
         summaries=summary is not None,
         logprobs=ask.logprobs is not None,
+        answer_only=transcript.response_format is not None,
     )
-    reader = TurnReader()
+    reader = TurnReader(transcript.function_names)
     streamed = await _generate(
         request,
         harmony_request,
@@ -281,7 +282,7 @@ async def responses(request: Request) -> Response:
         ask=ask,
     )
     builder = ResponseBuilder(body, state.served.name)
-    reader = TurnReader()
+    reader = TurnReader(transcript.function_names)
 
     def store() -> None:
         status = builder.status_of(reader)

@@ -91,6 +91,11 @@ class HarmonyRequest:
 
     # -- tools ---------------------------------------------------------------------------------
 
+    @property
+    def function_names(self) -> list[str]:
+        """The names of the functions the model may call (none after ``tool_choice: none``)."""
+        return [tool.name for tool in self.functions]
+
     def add_function(self, name: str, description: str | None, parameters: Mapping[str, object] | None) -> None:
         """Declare a function tool the model may call.
 
