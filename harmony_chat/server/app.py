@@ -225,9 +225,9 @@ async def chat_completions(request: Request) -> Response:
         include_usage=include_usage,
         summaries=summary is not None,
         logprobs=ask.logprobs is not None,
-        answer_only=transcript.response_format is not None,
+        answer_only=harmony_request.response_format is not None,
     )
-    reader = TurnReader(transcript.function_names)
+    reader = TurnReader(harmony_request.function_names)
     streamed = await _generate(
         request,
         harmony_request,
@@ -282,7 +282,7 @@ async def responses(request: Request) -> Response:
         ask=ask,
     )
     builder = ResponseBuilder(body, state.served.name)
-    reader = TurnReader(transcript.function_names)
+    reader = TurnReader(harmony_request.function_names)
 
     def store() -> None:
         status = builder.status_of(reader)
