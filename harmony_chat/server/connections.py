@@ -56,7 +56,8 @@ def fit_connections(wanted: int, backlog: int = DEFAULT_BACKLOG) -> tuple[int, i
     """The connection bound and listen backlog that fit the descriptor limit (the soft limit is raised first).
 
     asyncio accepts up to ``backlog`` connections in one go before the server sees any of them,
-    so the bound leaves that many descriptors free too; a small limit gets a smaller backlog.
+    and the connections closed to make room for them hold their descriptors until the loop's next
+    turn, so the bound leaves twice that many free; a small limit gets a smaller backlog.
     """
     try:
         import resource
@@ -72,7 +73,7 @@ def fit_connections(wanted: int, backlog: int = DEFAULT_BACKLOG) -> tuple[int, i
             pass
     room = soft - _open_descriptors() - DESCRIPTOR_RESERVE
     backlog = max(8, min(backlog, room // 4))
-    fitted = max(1, min(wanted, room - backlog))
+    fitted = max(1, min(wanted, room - 2 * backlog))
     if fitted < wanted:
         log.warning("holding at most %d connections: the process may open %d files", fitted, soft)
     return fitted, backlog

@@ -155,3 +155,16 @@ def test_half_open_flood_with_few_descriptors_leaves_health_answering(
     assert health.status_code == 200 and answered_s < 5
     assert log.stat().st_size < 20_000, text[-2000:]
     assert "Too many open files" not in text
+
+
+def test_the_bound_leaves_room_for_a_burst_accepted_and_as_many_closing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Held connections, a burst asyncio accepts in one go, and the ones closed for it fit the limit."""
+    import resource
+
+    from harmony_chat.server import connections
+
+    monkeypatch.setattr(resource, "getrlimit", lambda _which: (160, 160))
+    monkeypatch.setattr(connections, "_open_descriptors", lambda: 11)
+    held, backlog = connections.fit_connections(256)
+    assert 11 + held + 2 * backlog + connections.DESCRIPTOR_RESERVE <= 160
+    assert held >= 32 and backlog >= 8  # still a useful server
