@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
+import pytest
 from openai_harmony import HarmonyEncoding
 
 from harmony_chat.server.app import ServerLimits
