@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import os
 import tomllib
+from collections.abc import Mapping
 from contextvars import ContextVar
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import tomlkit
-from pydantic import AfterValidator, Field, PrivateAttr, ValidationError
+from pydantic import AfterValidator, BaseModel, Field, PrivateAttr, ValidationError
 from pydantic_settings import (
     BaseSettings,
     InitSettingsSource,
@@ -67,9 +68,12 @@ __all__ = [
     "Settings",
     "check_setting",
     "config_file",
+    "default_settings",
+    "get_setting",
     "load_settings",
     "save_config_value",
     "save_ui_value",
+    "set_setting",
 ]
 
 
@@ -325,8 +329,49 @@ def load_settings(path: Path | None = None) -> Settings:
     return settings
 
 
-def check_setting(section: str, key: str, value: object, name: str) -> Any:
-    """Check ``value`` by the rule of the setting ``[section] key`` and return it as the setting holds it.
+def default_settings(values: Mapping[str, object] | None = None) -> Settings:
+    """Every setting at its default (no config file, no environment variable), with ``values`` set.
+
+    ``values`` maps settings' dotted paths to values (``{"model.context": 4096}``), each checked by
+    its setting's rule. For code that runs a chat without the user's config: benchmarks, tests, the
+    pocket model's evaluation.
+
+    Raises:
+        ConfigError: when a value breaks its setting's rule.
+    """
+    settings = Settings.model_construct()
+    for path, value in (values or {}).items():
+        set_setting(settings, path, value)
+    return settings
+
+
+def _section_model(path: str) -> tuple[type[_Section], str]:
+    """The section model that holds the setting at ``path`` (``"tools.browser.url"``), and its key.
+
+    Raises:
+        TypeError: when ``path`` names no setting (a mistake in the code, not the user's).
+    """
+    *sections, key = path.split(".")
+    model: object = Settings
+    for name in sections:
+        fields = model.model_fields if isinstance(model, type) and issubclass(model, BaseModel) else {}
+        model = fields[name].annotation if name in fields else None
+    if not (sections and isinstance(model, type) and issubclass(model, _Section) and key in model.model_fields):
+        raise TypeError(f"{path!r} is not a setting")
+    return model, key
+
+
+def _section_of(settings: Settings, path: str) -> tuple[_Section, str]:
+    """The section of ``settings`` that holds the setting at ``path``, and its key."""
+    _, key = _section_model(path)
+    section: Any = settings
+    for name in path.split(".")[:-1]:
+        section = getattr(section, name)
+    return section, key
+
+
+def check_setting(path: str, value: object, name: str) -> Any:
+    """Check ``value`` by the rule of the setting at ``path`` (``"model.threads"``); return it as the setting holds it.
 
     The command-line options that set a setting (``--threads`` sets ``[model] threads``) are checked
     here, so the file, the environment and the command line share one rule and one bound.
@@ -334,9 +379,7 @@ def check_setting(section: str, key: str, value: object, name: str) -> Any:
     Raises:
         ConfigError: ``"{name} must be at most 512"``: one line, naming the value as ``name``.
     """
-    section_model = Settings.model_fields[section].annotation
-    if not (isinstance(section_model, type) and issubclass(section_model, _Section)):
-        raise TypeError(f"[{section}] is not a section of settings")
+    section_model, key = _section_model(path)
     try:
         checked = section_model.__pydantic_validator__.validate_assignment(section_model.model_construct(), key, value)
     except ValidationError as error:
@@ -344,6 +387,27 @@ def check_setting(section: str, key: str, value: object, name: str) -> Any:
         first["loc"] = (name,)
         raise ConfigError(describe(first)) from None
     return getattr(checked, key)
+
+
+def get_setting(settings: Settings, path: str) -> Any:
+    """The value of the setting at ``path`` (``"chat.effort"``)."""
+    section, key = _section_of(settings, path)
+    return getattr(section, key)
+
+
+def set_setting(settings: Settings, path: str, value: object) -> None:
+    """Set the setting at ``path`` (``"model.context"``) to ``value``, checked by its rule.
+
+    Raises:
+        ConfigError: ``"model.context must be at least 256"``: one line naming the setting.
+    """
+    section, key = _section_of(settings, path)
+    try:
+        section.__pydantic_validator__.validate_assignment(section, key, value)
+    except ValidationError as error:
+        first = error.errors()[0]
+        first["loc"] = (path,)
+        raise ConfigError(describe(first)) from None
 
 
 def save_ui_value(path: Path, key: str, value: str) -> None:

@@ -15,6 +15,8 @@ from harmony_chat.tools.mcp_config import McpServerConfig
 
 MAX_STEPS = 1000
 """The most generation calls one turn may make (each tool result starts one)."""
+DEFAULT_MAX_STEPS = 8
+"""Generation calls per turn at most, unless ``[tools] max_steps`` says otherwise."""
 MAX_TOOL_SECONDS = 86_400.0
 """The longest a tool call may run: a day."""
 
@@ -37,7 +39,7 @@ class ToolsSettings(_Section):
     """``ask`` before every call, run ``all`` without asking, or run ``none`` (the model is told it was declined)."""
     always: list[str] = Field(default_factory=list)
     """Tools that run without asking, as ``server.tool`` (the approval dialog's "always, saved" adds to it)."""
-    max_steps: int = Field(default=8, ge=1, le=MAX_STEPS)
+    max_steps: int = Field(default=DEFAULT_MAX_STEPS, ge=1, le=MAX_STEPS)
     """Generation calls per turn at most; each tool result starts one more."""
     timeout: float = Field(default=60.0, ge=1.0, le=MAX_TOOL_SECONDS)
     """Seconds a function tool (MCP) may run before it is stopped (at most a day)."""

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from harmony_chat.backends.base import ModelBackend, SamplingParams
 from harmony_chat.chat.events import ChatEvent, Notice, StepStarted, ToolFinished, ToolLoopLimit
+from harmony_chat.config_tools import DEFAULT_MAX_STEPS
 from harmony_chat.errors import HarmonyChatError
 from harmony_chat.harmony.effort import Effort
 from harmony_chat.harmony.events import NoAnswer, StopReason, ToolCall
@@ -32,8 +33,6 @@ if TYPE_CHECKING:
     from harmony_chat.history.store import HistoryStore, StoredConversation
     from harmony_chat.tools.browser import PageRecord
 
-DEFAULT_MAX_STEPS = 8
-"""Generation calls per turn at most (each tool result starts another)."""
 _HISTORY_ERRORS = (HarmonyChatError, OSError, sqlite3.Error)
 
 
@@ -82,6 +81,7 @@ class ChatConversation:
         self.link: ConversationLink | None = None
         """The stored conversation this chat writes to (None until the first message, or with no store)."""
         self._calls = 0
+        self._closed = False
 
     # -- state -------------------------------------------------------------------------------
 
@@ -307,12 +307,28 @@ class ChatConversation:
         return prefill_next_turn(self.session, self.backend)
 
     def close(self) -> None:
-        """Release the tools, a summary model of its own, and the model."""
-        if self.tools is not None:
-            self.tools.tools.close()
-        if self.summarizer is not None:
-            self.summarizer.close()
-        self.backend.close()
+        """Release what the conversation holds: its tools, a summary model of its own, and the model.
+
+        Tools someone else keeps (the app's, shared by the conversations of one session) are
+        detached (``tools = None``) before. Closing again does nothing.
+        """
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            if self.tools is not None:
+                self.tools.tools.close()
+            if self.summarizer is not None:
+                self.summarizer.close()
+        finally:
+            self.backend.close()
+
+    def __enter__(self) -> ChatConversation:
+        """The conversation, closed (:meth:`close`) when the ``with`` block ends, however it ends."""
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
 
     # -- history -----------------------------------------------------------------------------
 

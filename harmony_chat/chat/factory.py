@@ -52,9 +52,11 @@ def create_backend(options: ChatOptions) -> tuple[ModelBackend, Path | None]:
 def _model_backend(options: ChatOptions) -> tuple[ModelBackend, Path | None]:
     from harmony_chat.backends.replay import ReplayBackend
 
-    sources = [name for name in ("model", "replay", "url") if getattr(options, name)]  # --model vs --hf-repo: below
+    settings = options.settings.model
+    chosen = {"--model": settings.path, "--replay": options.replay, "--url": settings.url}  # --hf-repo: below
+    sources = [flag for flag, source in chosen.items() if source]
     if len(sources) > 1 or (sources and (options.demo or options.replay_demo)):
-        given = ", ".join(f"--{name.replace('_', '-')}" for name in sources)
+        given = ", ".join(sources)
         extra = " and --demo" if options.demo else " and --replay-demo" if options.replay_demo else ""
         raise UsageProblem(f"give one model source, not {given}{extra}")
     if options.replay_demo or options.replay:
@@ -64,28 +66,28 @@ def _model_backend(options: ChatOptions) -> tuple[ModelBackend, Path | None]:
         name = "demo (replay)" if options.replay_demo else f"replay: {path.name}"
         chooser = choose_demo_turn if options.replay_demo else None
         replay = ReplayBackend(
-            path, delay_s=options.replay_delay, context_size=options.context, name=name, chooser=chooser
+            path, delay_s=options.replay_delay, context_size=settings.context, name=name, chooser=chooser
         )
         return replay, None
-    if options.url:
+    if settings.url:
         from harmony_chat.backends.remote import create_remote_backend
 
         remote = create_remote_backend(
-            options.url, engine=options.engine, api_key=options.api_key, model_name=options.served_model
+            settings.url, engine=settings.engine, api_key=settings.api_key, model_name=settings.served_model
         )
         return remote, None
     from harmony_chat.backends.llama_cpp import LlamaCppBackend
     from harmony_chat.backends.sources import resolve_model
 
     if options.uses_pocket:
-        from harmony_chat.pocket import pocket_model_path
+        from harmony_chat.demo.pocket import pocket_model_path
 
         path = pocket_model_path()
-        return LlamaCppBackend(path, context_size=options.context, threads=options.threads), path
-    model_path = resolve_model(options.model, options.hf_repo, options.hf_file)
+        return LlamaCppBackend(path, context_size=settings.context, threads=settings.threads), path
+    model_path = resolve_model(options.model_path, settings.hf_repo, settings.hf_file)
     assert model_path is not None
     backend = LlamaCppBackend(
-        model_path, context_size=options.context, gpu_layers=options.gpu_layers, threads=options.threads
+        model_path, context_size=settings.context, gpu_layers=settings.gpu_layers, threads=settings.threads
     )
     return backend, model_path
 
@@ -116,12 +118,13 @@ def load_model(
     Raises:
         HarmonyChatError: with one line saying what went wrong.
     """
+    from harmony_chat.demo.pocket import pocket_model_path
     from harmony_chat.harmony.vocab import load_encoding
 
-    progress("finding the model" + (" (downloading from Hugging Face)" if options.hf_repo else ""))
+    progress("finding the model" + (" (downloading from Hugging Face)" if options.settings.model.hf_repo else ""))
     backend, path = (factory or create_backend)(options)
     progress("loading the harmony vocabulary")
-    encoding = load_encoding(path)
+    encoding = load_encoding(path, fallback_gguf=pocket_model_path())
     progress("loading weights and checking the tokenizer")
     try:
         info = backend.load()
@@ -151,12 +154,12 @@ def mcp_servers(options: ChatOptions) -> dict[str, McpServerConfig]:
     from harmony_chat.tools.mcp_config import load_mcp_json
 
     servers: dict[str, McpServerConfig] = {}
-    base = options.config_path.parent if options.config_path else None
-    for name, server in options.mcp_servers.items():
+    base = options.settings.path.parent if options.settings.path else None
+    for name, server in options.settings.mcp.servers.items():
         if server.cwd and base is not None and not Path(server.cwd).expanduser().is_absolute():
             server = server.model_copy(update={"cwd": str(base / server.cwd)})
         servers[name] = server
-    for path in options.mcp_files:
+    for path in options.mcp_json_files:
         servers.update(load_mcp_json(path))
     if options.demo_tools and options.uses_pocket and not servers:
         servers = demo_servers()
@@ -171,8 +174,8 @@ def configured_servers(options: ChatOptions) -> set[str]:
     """
     from harmony_chat.tools.mcp_config import McpConfigError, load_mcp_json
 
-    names = set(options.mcp_servers)
-    for path in options.mcp_files:
+    names = set(options.settings.mcp.servers)
+    for path in options.mcp_json_files:
         try:
             names.update(load_mcp_json(path))
         except McpConfigError:
@@ -203,9 +206,10 @@ def builtin_names(options: ChatOptions) -> list[str]:
     The app's pocket demo (``demo_tools``) shows both tool loops when the user configured no tool at
     all: the demo weather server (:func:`mcp_servers`) and the python tool, each asking first.
     """
-    if options.builtin:
-        return list(options.builtin)
-    if options.demo_tools and options.uses_pocket and not (options.mcp_servers or options.mcp_files):
+    configured = options.settings.tools.builtin
+    if configured:
+        return list(configured)
+    if options.demo_tools and options.uses_pocket and not (options.settings.mcp.servers or options.mcp_json_files):
         return ["python"]
     return []
 
@@ -214,16 +218,15 @@ def builtin_tools(options: ChatOptions) -> list[BuiltinTool]:
     """The built-in tools the options turn on (nothing starts until a call needs it)."""
     from harmony_chat.chat.builtins import PythonBuiltin
 
-    names = builtin_names(options)
+    names, settings = builtin_names(options), options.settings.tools
     tools: list[BuiltinTool] = []
     if "python" in names:
-        tools.append(PythonBuiltin(options.python_timeout, disk_mb=options.python_disk_mb))
+        tools.append(PythonBuiltin(settings.python_timeout, disk_mb=settings.python_disk_mb))
     if "browser" in names:
         from harmony_chat.chat.builtins import BrowserBuiltin
 
-        tools.append(
-            BrowserBuiltin(options.browser_provider, options.browser_url, allow_private=options.browser_allow_private)
-        )
+        browser = settings.browser
+        tools.append(BrowserBuiltin(browser.provider, browser.url, allow_private=browser.allow_private))
     return tools
 
 
@@ -232,13 +235,14 @@ def tool_runner(options: ChatOptions, providers: list[ToolProvider], approver: A
     from harmony_chat.chat.tool_calls import ToolRunner
     from harmony_chat.chat.toolset import ToolSet
 
-    policy = ApprovalPolicy.from_config(options.approve, options.always, configured_servers(options))
+    settings = options.settings.tools
+    policy = ApprovalPolicy.from_config(settings.approve, settings.always, configured_servers(options))
     return ToolRunner(
         ToolSet(providers, builtin_tools(options)),
         policy,
         approver,
-        options.tool_timeout,
-        {"python": options.python_timeout},
+        settings.timeout,
+        {"python": settings.python_timeout},
     )
 
 
@@ -250,12 +254,13 @@ def create_summarizer(options: ChatOptions, model: LoadedModel) -> Summarizer:
     """
     from harmony_chat.chat.summary import Summarizer
 
-    live_every = options.live_every if options.live_summaries else 0
-    if options.summarizer == "same":
+    settings = options.settings.reasoning
+    live_every = settings.live_every if settings.live else 0
+    if settings.summarizer == "same":
         return Summarizer(model.encoding, live_every=live_every)
     from harmony_chat.backends.remote import create_remote_backend
 
-    url = options.summarizer
+    url = settings.summarizer
     return Summarizer(model.encoding, connect=lambda: create_remote_backend(url), live_every=live_every)
 
 
@@ -267,22 +272,28 @@ def create_conversation(
     tools: ToolRunner | None = None,
     raw_tokens: bool = True,
 ) -> ChatConversation:
-    """A new conversation on ``model`` with the options' chat settings."""
+    """A new conversation on ``model`` with the options' chat settings.
+
+    The conversation owns the model (and ``tools``) from here on: it closes them when it closes
+    (``with create_conversation(...) as conversation:``), and here, if it cannot be made.
+    """
     from harmony_chat.chat.conversation import ChatConversation
     from harmony_chat.harmony.session import ChatSession
 
-    date = options.start_date
-    if options.uses_pocket and date is None:
-        from harmony_chat.pocket import POCKET_DATE
-
-        date = POCKET_DATE
-    session = ChatSession(
-        model.encoding,
-        effort=options.effort,
-        instructions=options.instructions,
-        context_size=model.info.context_size,
-        start_date=date,
-    )
+    try:
+        session = ChatSession(
+            model.encoding,
+            effort=options.settings.chat.effort,
+            instructions=options.settings.chat.instructions,
+            context_size=model.info.context_size,
+            start_date=options.conversation_date,
+        )
+        summarizer = create_summarizer(options, model) if options.settings.ui.reasoning == "summary" else None
+    except BaseException:
+        if tools is not None:
+            tools.tools.close()
+        model.backend.close()
+        raise
     return ChatConversation(
         session,
         model.backend,
@@ -290,7 +301,7 @@ def create_conversation(
         store=store,
         tools=tools,
         sampling=options.sampling,
-        max_steps=options.max_steps,
+        max_steps=options.settings.tools.max_steps,
         raw_tokens=raw_tokens,
-        summarizer=create_summarizer(options, model) if options.reasoning == "summary" else None,
+        summarizer=summarizer,
     )

@@ -21,13 +21,11 @@ from typing import IO
 from harmony_chat.chat.approval import Approver, Choice, Decision, ToolReview
 from harmony_chat.chat.factory import UsageProblem, create_conversation, load_model, start_tools, tool_runner
 from harmony_chat.chat.options import ChatOptions
-from harmony_chat.chat.tool_calls import ToolRunner
 from harmony_chat.cli.ask_output import AskPrinter, OutputMode
 from harmony_chat.errors import ModelError
 from harmony_chat.harmony.effort import Effort
 from harmony_chat.harmony.visibility import is_answer
 from harmony_chat.text_safety import visible
-from harmony_chat.tools.base import ToolProvider
 
 __all__ = ["AskRequest", "AskPrinter", "OutputMode", "UsageProblem", "run_ask"]
 
@@ -142,7 +140,7 @@ def run_ask(request: AskRequest, out: IO[str] | None = None, err: IO[str] | None
     options, output = request.options, request.output
     if output.raw and output.json:
         raise UsageProblem("--raw and --json do not go together")
-    if not (options.model or options.hf_repo or options.replay or options.url or options.demo):
+    if options.uses_pocket and not options.demo:
         raise ModelError(
             "no model: pass --model PATH, --hf-repo REPO --hf-file FILE, --url URL, --replay FILE, "
             "or --demo (pocket model), or set [model] in the config file"
@@ -150,10 +148,7 @@ def run_ask(request: AskRequest, out: IO[str] | None = None, err: IO[str] | None
     prompt = _read_prompt(request)
     stop = threading.Event()
     model = load_model(options)
-    providers: list[ToolProvider] = []
-    runner: ToolRunner | None = None
-    try:
-        conversation = create_conversation(options, model, raw_tokens=output.raw or output.json)
+    with create_conversation(options, model, raw_tokens=output.raw or output.json) as conversation:
         session = conversation.session
         if request.conversation is not None:
             from harmony_chat.harmony.session import ChatSession
@@ -168,20 +163,21 @@ def run_ask(request: AskRequest, out: IO[str] | None = None, err: IO[str] | None
             if prompt is None and (not session.history or is_answer(session.history[-1])):
                 raise UsageProblem("the conversation ends with an answer; give a PROMPT to continue it")
         if options.has_tools:
-            providers = start_tools(
-                options, on_notice=lambda text: print(visible(f"[notice] {text}"), file=err, flush=True)
-            )
-            for provider in providers:
+            can_ask = sys.stdin.isatty() and request.prompt != "-"
+            approver = terminal_approver(sys.stdin, err, stop) if can_ask else None
+
+            def notice(text: str) -> None:
+                print(visible(f"[notice] {text}"), file=err, flush=True)
+
+            conversation.tools = tool_runner(options, start_tools(options, on_notice=notice), approver)
+            for provider in conversation.tools.tools.providers:
                 wait = getattr(provider, "wait_ready", None)
                 if callable(wait):
                     wait(30.0)
-            can_ask = sys.stdin.isatty() and request.prompt != "-"
-            approver = terminal_approver(sys.stdin, err, stop) if can_ask else None
-            if options.approve == "ask" and not can_ask and not request.approve_given:
+            if options.settings.tools.approve == "ask" and not can_ask and not request.approve_given:
                 print("[notice] stdin is no terminal: tool calls will be declined (--approve all runs them)", file=err)
-            conversation.tools = runner = tool_runner(options, providers, approver)
         output.tools = conversation.tools is not None
-        output.max_tokens = options.max_tokens
+        output.max_tokens = options.settings.model.max_tokens
         printer = AskPrinter(output, out, err, session, conversation.citation_sources)
         restore = _stop_on_interrupt(stop)
         try:
@@ -195,10 +191,4 @@ def run_ask(request: AskRequest, out: IO[str] | None = None, err: IO[str] | None
             restore()
         if request.save_conversation is not None:
             conversation.session.save(request.save_conversation)
-    finally:
-        if runner is not None:
-            runner.tools.close()
-        for provider in providers if runner is None else ():
-            provider.close()
-        model.backend.close()
     return 0

@@ -8,36 +8,7 @@ from typing import Annotated
 
 import typer
 
-from harmony_chat.cli.options import (
-    ApiKeyOpt,
-    ApproveOpt,
-    ConfigOpt,
-    CtxOpt,
-    DemoOpt,
-    EffortOpt,
-    EngineOpt,
-    GpuOpt,
-    HfFileOpt,
-    HfRepoOpt,
-    InstructionsOpt,
-    MaxStepsOpt,
-    MaxTokensOpt,
-    McpConfigOpt,
-    ModelOpt,
-    ReasoningOpt,
-    ReplayOpt,
-    SeedOpt,
-    ServedModelOpt,
-    TemperatureOpt,
-    ThreadsOpt,
-    ToolOpt,
-    UrlOpt,
-    YesOpt,
-    chat_options,
-    config_option,
-    reasoning_mode,
-    setting_rule,
-)
+from harmony_chat.cli.options import ASK, Overrides, chat_flags, setting_option, setting_rule
 from harmony_chat.cli.root import app
 
 MAX_RUNS = 1000
@@ -45,33 +16,13 @@ MAX_RUNS = 1000
 
 
 @app.command()
+@chat_flags(ASK)
 def ask(
     invocation: typer.Context,
     prompt: Annotated[str | None, typer.Argument(help="The message; - reads it from stdin.")] = None,
-    model: ModelOpt = None,
-    hf_repo: HfRepoOpt = None,
-    hf_file: HfFileOpt = None,
-    replay: ReplayOpt = None,
-    demo: DemoOpt = False,
-    url: UrlOpt = None,
-    engine: EngineOpt = None,
-    api_key: ApiKeyOpt = None,
-    served_model: ServedModelOpt = None,
+    *,
+    overrides: Overrides,
     record: Annotated[Path | None, typer.Option("--record", help="Write the generated tokens here.")] = None,
-    effort: EffortOpt = None,
-    instructions: InstructionsOpt = None,
-    max_tokens: MaxTokensOpt = None,
-    temperature: TemperatureOpt = None,
-    seed: SeedOpt = None,
-    ctx: CtxOpt = None,
-    gpu_layers: GpuOpt = None,
-    threads: ThreadsOpt = None,
-    approve: ApproveOpt = None,
-    yes: YesOpt = False,
-    max_steps: MaxStepsOpt = None,
-    mcp_config: McpConfigOpt = None,
-    tool: ToolOpt = None,
-    config: ConfigOpt = None,
     conversation: Annotated[
         Path | None, typer.Option("--conversation", help="A harmony Conversation JSON to continue.")
     ] = None,
@@ -79,10 +30,6 @@ def ask(
         Path | None, typer.Option("--save-conversation", help="Save the conversation (JSON) after the turn.")
     ] = None,
     show_prompt: Annotated[bool, typer.Option("--show-prompt", help="Print the rendered prompt on stderr.")] = False,
-    show_reasoning: Annotated[
-        bool, typer.Option("--show-reasoning", help="Print the raw chain of thought on stderr (--reasoning raw).")
-    ] = False,
-    reasoning: ReasoningOpt = None,
     raw: Annotated[
         bool, typer.Option("--raw", help="Print every generated token, special tokens spelled out.")
     ] = False,
@@ -93,43 +40,19 @@ def ask(
     """Ask one question; the final answer streams to stdout (tool calls run as in the app)."""
     from harmony_chat.cli.ask import AskRequest, OutputMode, run_ask
 
-    options = chat_options(
-        config_option(invocation, config),
-        model=model,
-        hf_repo=hf_repo,
-        hf_file=hf_file,
-        replay=replay,
-        demo=demo,
-        url=url,
-        engine=engine,
-        api_key=api_key,
-        served_model=served_model,
-        record=record,
-        effort=effort,
-        instructions=instructions,
-        max_tokens=max_tokens,
-        temperature=temperature,
-        seed=seed,
-        context=ctx,
-        gpu_layers=gpu_layers,
-        threads=threads,
-        approve=approve,
-        yes=yes,
-        max_steps=max_steps,
-        mcp_files=mcp_config,
-        builtin=tool,
-        reasoning=reasoning_mode(reasoning, show_reasoning),
-    )
-    output = OutputMode(show_prompt=show_prompt, show_reasoning=options.reasoning == "raw", raw=raw, json=json_lines)
+    options = overrides.chat_options(invocation)
+    options.record = record
+    show_reasoning = options.settings.ui.reasoning == "raw"
+    output = OutputMode(show_prompt=show_prompt, show_reasoning=show_reasoning, raw=raw, json=json_lines)
     request = AskRequest(
         prompt=prompt,
         options=options,
         output=output,
         conversation=conversation,
         save_conversation=save_conversation,
-        approve_given=approve is not None or yes,
-        effort=effort,  # type: ignore[arg-type]
-        instructions=instructions,
+        approve_given=overrides.given("tools.approve"),
+        effort=options.settings.chat.effort if overrides.given("chat.effort") else None,
+        instructions=options.settings.chat.instructions if overrides.given("chat.instructions") else None,
     )
     raise typer.Exit(run_ask(request))
 
@@ -140,43 +63,50 @@ def bench(
     url: Annotated[
         str | None, typer.Option("--url", help="A serving engine: compare its raw token stream with the pipeline.")
     ] = None,
-    engine: EngineOpt = None,
-    api_key: ApiKeyOpt = None,
+    engine: Annotated[str | None, setting_option("model.engine", "--engine")] = None,
+    api_key: Annotated[str | None, setting_option("model.api_key", "--api-key")] = None,
+    serve_url: Annotated[
+        str | None,
+        typer.Option("--serve", metavar="URL", help="A running harmony-chat serve: streams at once through it."),
+    ] = None,
+    engine_url: Annotated[
+        str | None,
+        typer.Option("--engine-url", metavar="URL", help="With --serve: the engine behind it, measured side by side."),
+    ] = None,
+    concurrency: Annotated[
+        str, typer.Option("--concurrency", metavar="LIST", help="With --serve: streams at once, e.g. 1,4,16.")
+    ] = "1,4,16",
     tui: Annotated[bool, typer.Option("--tui", help="Benchmark the chat app under load (no model needed).")] = False,
     tui_tokens: Annotated[
         int,
         typer.Option(
-            "--tui-tokens", min=100, callback=setting_rule("model", "max_tokens"), help="Answer length for --tui."
+            "--tui-tokens", min=100, callback=setting_rule("model.max_tokens"), help="Answer length for --tui."
         ),
     ] = 20000,
     tokens: Annotated[
         int,
-        typer.Option(
-            "--tokens", min=8, callback=setting_rule("model", "max_tokens"), help="Tokens to generate per run."
-        ),
+        typer.Option("--tokens", min=8, callback=setting_rule("model.max_tokens"), help="Tokens to generate per run."),
     ] = 256,
     runs: Annotated[
         int, typer.Option("--runs", min=1, max=MAX_RUNS, help="Runs of each loop (medians are reported).")
     ] = 3,
     ctx: Annotated[
-        int, typer.Option("--ctx", callback=setting_rule("model", "context"), help="Context size in tokens.")
+        int, typer.Option("--ctx", callback=setting_rule("model.context"), help="Context size in tokens.")
     ] = 4096,
     gpu_layers: Annotated[
         int,
-        typer.Option("--gpu-layers", callback=setting_rule("model", "gpu_layers"), help="Layers to offload (-1: all)."),
+        typer.Option("--gpu-layers", callback=setting_rule("model.gpu_layers"), help="Layers to offload (-1: all)."),
     ] = 0,
-    threads: ThreadsOpt = None,
+    threads: Annotated[int | None, setting_option("model.threads", "--threads")] = None,
     chat_tokens: Annotated[
         int,
-        typer.Option(
-            "--chat-tokens", callback=setting_rule("model", "max_tokens"), help="Tokens per turn of the chat."
-        ),
+        typer.Option("--chat-tokens", callback=setting_rule("model.max_tokens"), help="Tokens per turn of the chat."),
     ] = 64,
     json_output: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Measure the model and every layer harmony-chat adds on top of it (--tui: the chat app)."""
-    if model is None and url is None and not tui:
-        raise typer.BadParameter("give --model PATH, --url URL, --tui, or several")
+    if model is None and url is None and not tui and serve_url is None:
+        raise typer.BadParameter("give --model PATH, --url URL, --serve URL, --tui, or several")
     if model is not None:
         from harmony_chat.bench.runner import BenchSettings, print_report, run_bench
 
@@ -192,6 +122,10 @@ def bench(
             print_remote_report(compare_remote(backend, tokens=tokens, runs=runs), sys.stdout, json_output)
         finally:
             backend.close()
+    if serve_url is not None:
+        from harmony_chat.bench.serve_bench import bench_serve
+
+        bench_serve(serve_url, engine_url, concurrency, engine, api_key, tokens, runs, json_output)
     if tui:
         from harmony_chat.tui.bench import print_tui_report, run_tui_bench
 

@@ -163,10 +163,11 @@ def export_command(
     if export_format == "md":
         text = to_markdown(stored, with_reasoning)
     else:
+        from harmony_chat.demo.pocket import pocket_model_path
         from harmony_chat.harmony.vocab import load_encoding
 
         exporter = to_json if export_format == "json" else to_harmony
-        text = exporter(stored, load_encoding(), with_reasoning)
+        text = exporter(stored, load_encoding(fallback_gguf=pocket_model_path()), with_reasoning)
     if out is None:
         print(visible(text), end="")
         return
@@ -197,11 +198,12 @@ def delete_command(
 @history_app.command("import")
 def import_command(ctx: typer.Context, file: Path, history_db: DbOpt = None) -> None:
     """Import a harmony Conversation JSON file; print the new conversation's id."""
+    from harmony_chat.demo.pocket import pocket_model_path
     from harmony_chat.harmony.session import ChatSession
     from harmony_chat.harmony.vocab import load_encoding
     from harmony_chat.history.recording import session_settings
 
-    session = ChatSession.load(load_encoding(), file)
+    session = ChatSession.load(load_encoding(fallback_gguf=pocket_model_path()), file)
     store = _store(ctx, history_db)
     conversation = store.import_messages(session.history, session_settings(session))
     print(conversation)

@@ -16,32 +16,7 @@ from typer.exceptions import TyperException
 
 from harmony_chat import __version__, collector
 from harmony_chat.cli.history import MAX_CONVERSATION_ID, RootOptions, app_history, history_app
-from harmony_chat.cli.options import (
-    ApiKeyOpt,
-    ApproveOpt,
-    ConfigOpt,
-    CtxOpt,
-    DemoOpt,
-    EffortOpt,
-    EngineOpt,
-    GpuOpt,
-    HfFileOpt,
-    HfRepoOpt,
-    InstructionsOpt,
-    MaxStepsOpt,
-    MaxTokensOpt,
-    McpConfigOpt,
-    ModelOpt,
-    ReplayOpt,
-    SeedOpt,
-    ServedModelOpt,
-    TemperatureOpt,
-    ThreadsOpt,
-    ToolOpt,
-    UrlOpt,
-    YesOpt,
-    chat_options,
-)
+from harmony_chat.cli.options import APP, Overrides, chat_flags
 from harmony_chat.errors import HarmonyChatError
 from harmony_chat.text_safety import visible
 
@@ -127,32 +102,10 @@ def _version(value: bool) -> None:
 
 
 @app.callback(invoke_without_command=True)
+@chat_flags(APP)
 def root(
-    ctx: typer.Context,
-    model: ModelOpt = None,
-    hf_repo: HfRepoOpt = None,
-    hf_file: HfFileOpt = None,
-    replay: ReplayOpt = None,
-    demo: DemoOpt = False,
-    replay_demo: Annotated[bool, typer.Option("--replay-demo", help="Replay recorded gpt-oss conversations.")] = False,
-    url: UrlOpt = None,
-    engine: EngineOpt = None,
-    api_key: ApiKeyOpt = None,
-    served_model: ServedModelOpt = None,
-    effort: EffortOpt = None,
-    instructions: InstructionsOpt = None,
-    ctx_size: CtxOpt = None,
-    gpu_layers: GpuOpt = None,
-    threads: ThreadsOpt = None,
-    temperature: TemperatureOpt = None,
-    max_tokens: MaxTokensOpt = None,
-    seed: SeedOpt = None,
-    approve: ApproveOpt = None,
-    yes: YesOpt = False,
-    max_steps: MaxStepsOpt = None,
-    mcp_config: McpConfigOpt = None,
-    tool: ToolOpt = None,
-    config: ConfigOpt = None,
+    invocation: typer.Context,
+    overrides: Overrides,
     resume: Annotated[
         str | None,
         typer.Option("--resume", help="Continue conversation ID (with no ID: choose one)."),
@@ -165,44 +118,18 @@ def root(
     ] = False,
 ) -> None:
     """Chat with gpt-oss (a local GGUF, a serving engine, or the pocket model). With no command, open the app."""
-    if ctx.invoked_subcommand is not None:
-        _check_root_options(ctx, ctx.invoked_subcommand)
+    if invocation.invoked_subcommand is not None:
+        _check_root_options(invocation, invocation.invoked_subcommand)
         collector.resume()  # only the app's startup runs without the collector (``collector.py``)
-        ctx.obj = RootOptions(config, history_db)  # --config for every command, --history-db for history's
+        # --config for every command, --history-db for history's
+        invocation.obj = RootOptions(overrides.config, history_db)
         return
-    from harmony_chat.config import load_settings
-
-    settings = load_settings(config)
-    options = chat_options(
-        config,
-        model=model,
-        hf_repo=hf_repo,
-        hf_file=hf_file,
-        replay=replay,
-        demo=demo,
-        replay_demo=replay_demo,
-        url=url,
-        engine=engine,
-        api_key=api_key,
-        served_model=served_model,
-        effort=effort,
-        instructions=instructions,
-        context=ctx_size,
-        gpu_layers=gpu_layers,
-        threads=threads,
-        temperature=temperature,
-        max_tokens=max_tokens,
-        seed=seed,
-        approve=approve,
-        yes=yes,
-        max_steps=max_steps,
-        mcp_files=mcp_config,
-        builtin=tool,
-    )
+    options = overrides.chat_options()
     if options.replay_demo:
         options.replay_delay = 0.02  # replays look like a live model in the app
     options.demo_tools = True  # the pocket model shows the tool loop: its weather tool and python
-    history, history_off = app_history(history_db, settings, no_history, resume is not None or continue_latest)
+    wanted = resume is not None or continue_latest
+    history, history_off = app_history(history_db, options.settings, no_history, wanted)
     chosen: int | str | None = None
     if resume is not None and resume != "pick":
         if not (resume.isascii() and resume.isdigit() and int(resume) <= MAX_CONVERSATION_ID):
@@ -221,7 +148,7 @@ def root(
         history.recover_interrupted()
     from harmony_chat.tui.app import run_tui
 
-    run_tui(options, settings, history, chosen, history_off)
+    run_tui(options, history, chosen, history_off)
 
 
 app.add_typer(history_app, name="history")

@@ -1,7 +1,7 @@
 """``harmony-chat serve``: the OpenAI-compatible server over any model harmony-chat runs.
 
 The model options are the app's (the config file's settings with the command line's on top,
-through :func:`~harmony_chat.cli.options.chat_options` and the one factory); the server itself is
+through :mod:`~harmony_chat.cli.options` and the one factory); the server itself is
 :func:`harmony_chat.server.app.run_server`. ``--api-key`` here is the key clients must send to
 this server; a remote engine's own key (``--url``) comes from the config file or
 ``HARMONY_CHAT_API_KEY``.
@@ -14,26 +14,10 @@ from typing import Annotated
 
 import typer
 
-from harmony_chat.cli.options import (
-    ConfigOpt,
-    CtxOpt,
-    DemoOpt,
-    EffortOpt,
-    EngineOpt,
-    GpuOpt,
-    HfFileOpt,
-    HfRepoOpt,
-    MaxTokensOpt,
-    ModelOpt,
-    ReplayOpt,
-    SeedOpt,
-    ServedModelOpt,
-    TemperatureOpt,
-    ThreadsOpt,
-    UrlOpt,
-)
+from harmony_chat.cli.options import SERVE, Overrides, chat_flags
 from harmony_chat.cli.root import app
 from harmony_chat.server import SERVE_API_KEY_ENV
+from harmony_chat.server.backend_pool import MAX_PARALLEL, ParallelError
 from harmony_chat.server.connections import DEFAULT_HEADER_TIMEOUT_S, DEFAULT_MAX_CONNECTIONS
 from harmony_chat.text_safety import visible
 
@@ -42,6 +26,7 @@ MAX_QUEUE = 10_000
 
 
 @app.command()
+@chat_flags(SERVE)
 def serve(
     invocation: typer.Context,
     host: Annotated[
@@ -56,6 +41,17 @@ def serve(
     max_queue: Annotated[
         int, typer.Option("--max-queue", min=0, max=MAX_QUEUE, help="Requests that may wait for the model.")
     ] = 32,
+    parallel: Annotated[
+        int | None,
+        typer.Option(
+            "--parallel",
+            metavar="N",
+            min=1,
+            max=MAX_PARALLEL,
+            help="Generations at once on a serving engine (--url); default: its slots (llama-server), 16 (vLLM, "
+            "SGLang). The in-process model runs one at a time.",
+        ),
+    ] = None,
     allow_host: Annotated[
         list[str] | None,
         typer.Option("--allow-host", metavar="NAME", help="A host name clients may use beside localhost (repeatable)."),
@@ -74,73 +70,47 @@ def serve(
             help="SQLite file of stored responses and conversations (:memory: keeps them until the server stops).",
         ),
     ] = None,
-    model: ModelOpt = None,
-    hf_repo: HfRepoOpt = None,
-    hf_file: HfFileOpt = None,
-    replay: ReplayOpt = None,
-    demo: DemoOpt = False,
-    url: UrlOpt = None,
-    engine: EngineOpt = None,
-    served_model: ServedModelOpt = None,
-    effort: EffortOpt = None,
-    temperature: TemperatureOpt = None,
-    max_tokens: MaxTokensOpt = None,
-    seed: SeedOpt = None,
-    ctx: CtxOpt = None,
-    gpu_layers: GpuOpt = None,
-    threads: ThreadsOpt = None,
-    config: ConfigOpt = None,
+    *,
+    overrides: Overrides,
 ) -> None:
     """Serve the model to OpenAI clients: /v1/chat/completions, /v1/responses, /v1/models."""
     from harmony_chat.chat.factory import load_model
-    from harmony_chat.cli.options import chat_options, config_option
     from harmony_chat.server.app import ServerLimits, run_server
+    from harmony_chat.server.backend_pool import pool_for
     from harmony_chat.server.limits import check_bind
     from harmony_chat.server.response_store import store_location
     from harmony_chat.server.transcript import ServedModel
 
     check_bind(host, api_key)  # before loading anything
-    options = chat_options(
-        config_option(invocation, config),
-        model=model,
-        hf_repo=hf_repo,
-        hf_file=hf_file,
-        replay=replay,
-        demo=demo,
-        url=url,
-        engine=engine,
-        served_model=served_model,
-        effort=effort,
-        temperature=temperature,
-        max_tokens=max_tokens,
-        seed=seed,
-        context=ctx,
-        gpu_layers=gpu_layers,
-        threads=threads,
-    )
+    options = overrides.chat_options(invocation)
+    if parallel is not None and parallel > 1 and options.settings.model.url is None:
+        raise ParallelError(
+            "--parallel needs a serving engine (--url): the in-process model runs one generation at a time; "
+            "serve the GGUF with llama-server --parallel N and point --url at it"
+        )
     loaded = load_model(options, lambda step: print(visible(f"{step}..."), file=sys.stderr))
-    start_date = options.start_date
-    if options.uses_pocket and start_date is None:
-        from harmony_chat.pocket import POCKET_DATE
-
-        start_date = POCKET_DATE
-    served = ServedModel(
+    with ServedModel(
         loaded.backend,
         loaded.encoding,
         name or loaded.info.name,
         sampling=options.sampling,
-        effort=options.effort,
-        start_date=start_date,
+        effort=options.settings.chat.effort,
+        start_date=options.conversation_date,
         context_size=loaded.info.context_size,
-    )
-    print(visible(f"serving {served.name} at http://{host}:{port}/v1 (Ctrl+C stops)"), file=sys.stderr)
-    try:
+    ) as served:
+        pool = pool_for(loaded.backend, parallel)
+        at_once = "1 generation at a time" if pool.size == 1 else f"{pool.size} generations at once"
+        print(
+            visible(f"serving {served.name} at http://{host}:{port}/v1, {at_once} ({pool.reason}); Ctrl+C stops"),
+            file=sys.stderr,
+        )
         limits = ServerLimits(
             max_queue=max_queue,
+            parallel=parallel,
             max_connections=max_connections,
             header_timeout_s=header_timeout,
             store_path=store_location(store_path),
         )
-        run_server(served, host=host, port=port, api_key=api_key, limits=limits, allow_hosts=tuple(allow_host or ()))
-    finally:
-        loaded.backend.close()
+        run_server(
+            served, host=host, port=port, api_key=api_key, limits=limits, allow_hosts=tuple(allow_host or ()), pool=pool
+        )

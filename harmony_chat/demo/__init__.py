@@ -1,4 +1,11 @@
-"""Recorded gpt-oss conversations bundled for demo mode, screenshots and tests."""
+"""The demo's assets, shipped in the package; here, the recorded conversations that ``--replay-demo`` replays.
+
+- ``pocket.py``, ``pocket-gpt-oss.gguf``, ``pocket-gpt-oss.json``: the pocket gpt-oss that ``--demo``
+  runs (the app's default model), its manifest, date and suggested questions;
+- ``conversation.txt``: three recorded gpt-oss turns, for ``--replay-demo``, screenshots and tests;
+- ``weather.py``, ``weather_server.py``: the made-up weather the pocket model's ``get_weather`` tool
+  serves through a real MCP server.
+"""
 
 from __future__ import annotations
 

@@ -6,9 +6,9 @@ file is resolved in this order and the result is cached in the app's cache dir:
 1. ``TIKTOKEN_ENCODINGS_BASE`` when set (and the file is there);
 2. the app's cache dir;
 3. derived from the tokenizer stored inside the user's gpt-oss GGUF, verified by sha256;
-4. derived the same way from the pocket gpt-oss GGUF that ships inside the package, so a fresh
-   install works offline with nothing else present;
-5. harmony's own download (into the app's cache dir), only if the shipped GGUF is missing or damaged.
+4. derived the same way from the fallback GGUF the caller passes (the app passes the pocket gpt-oss
+   that ships inside the package, so a fresh install works offline with nothing else present);
+5. harmony's own download (into the app's cache dir), only if the fallback is missing or damaged.
 """
 
 from __future__ import annotations
@@ -95,20 +95,13 @@ def _download(folder: Path) -> Path:
     return folder
 
 
-def _shipped_gguf() -> Path | None:
-    """The pocket gpt-oss GGUF inside the package (None if this install lacks it)."""
-    from harmony_chat.pocket import pocket_model_path
-
-    path = pocket_model_path()
-    return path if path.is_file() else None
-
-
-def resolve_vocabulary(gguf_path: Path | None = None) -> Path:
+def resolve_vocabulary(gguf_path: Path | None = None, fallback_gguf: Path | None = None) -> Path:
     """Return a folder holding a verified ``o200k_base.tiktoken``, trying each source in turn.
 
     Args:
-        gguf_path: the user's gpt-oss GGUF, used to derive the file when nothing is cached
-            (before the shipped pocket GGUF).
+        gguf_path: the user's gpt-oss GGUF, used to derive the file when nothing is cached.
+        fallback_gguf: a gpt-oss GGUF to derive it from next (the app's shipped pocket model);
+            skipped when the file is not there (an install that lacks it).
 
     Raises:
         VocabularyError: one message naming every option when all sources fail.
@@ -120,7 +113,8 @@ def resolve_vocabulary(gguf_path: Path | None = None) -> Path:
     if _valid_file(cache):
         return cache
     problems: list[str] = []
-    for source in dict.fromkeys(path for path in (gguf_path, _shipped_gguf()) if path is not None):
+    fallback = fallback_gguf if fallback_gguf is not None and fallback_gguf.is_file() else None
+    for source in dict.fromkeys(path for path in (gguf_path, fallback) if path is not None):
         try:
             return derive_from_gguf(source, cache)
         except VocabularyError as error:
@@ -140,8 +134,10 @@ def resolve_vocabulary(gguf_path: Path | None = None) -> Path:
     )
 
 
-def load_encoding(gguf_path: Path | None = None) -> HarmonyEncoding:
+def load_encoding(gguf_path: Path | None = None, fallback_gguf: Path | None = None) -> HarmonyEncoding:
     """Return the harmony encoding, resolving the vocabulary offline first (loaded once).
+
+    The GGUFs are those of :func:`resolve_vocabulary`; once loaded, later calls need neither.
 
     Raises:
         VocabularyError: when no vocabulary can be found or loaded.
@@ -149,7 +145,7 @@ def load_encoding(gguf_path: Path | None = None) -> HarmonyEncoding:
     global _encoding
     with _lock:
         if _encoding is None:
-            folder = resolve_vocabulary(gguf_path)
+            folder = resolve_vocabulary(gguf_path, fallback_gguf)
             os.environ[ENV_BASE] = str(folder)
             try:
                 _encoding = load_harmony_encoding(HarmonyEncodingName.HARMONY_GPT_OSS)

@@ -25,6 +25,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from harmony_chat.server.backend_pool import BackendPool, pool_for
 from harmony_chat.server.chat_completions import ChatFormatter
 from harmony_chat.server.chat_request import ChatRequest, chat_transcript
 from harmony_chat.server.connections import (
@@ -89,6 +90,8 @@ class ServerLimits:
     api_key: str | None = None
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     max_queue: int = DEFAULT_MAX_QUEUE
+    parallel: int | None = None
+    """Generations at once (``--parallel``); None: what the engine reports, 1 for the in-process model."""
     store_size: int = DEFAULT_STORE_SIZE
     """Responses kept for ``previous_response_id``, and conversations kept."""
     store_max_age_s: float = DEFAULT_MAX_AGE_S
@@ -105,18 +108,25 @@ class ServerLimits:
 
 
 class ServerState:
-    """What every request shares: the model, the limits, the gate and the store.
+    """What every request shares: the model and its handles, the limits, the gate and the store.
+
+    Args:
+        served: the loaded model.
+        limits: who may call and how much.
+        pool: the handles to generate with (None: :func:`pool_for` the served backend and ``limits.parallel``).
 
     Raises:
+        ParallelError: when ``limits.parallel`` asks for more than the model can run at once.
         StoreError: when the store's file cannot be used.
     """
 
-    def __init__(self, served: ServedModel, limits: ServerLimits) -> None:
+    def __init__(self, served: ServedModel, limits: ServerLimits, pool: BackendPool | None = None) -> None:
         if served.context_size is None:
             served.context_size = served.backend.info.context_size
         self.served = served
         self.limits = limits
-        self.gate = GenerationGate(limits.max_queue)
+        self.pool = pool or pool_for(served.backend, limits.parallel)
+        self.gate = GenerationGate(limits.max_queue, capacity=self.pool.size)
         self.store = ServerStore(limits.store_path, size=limits.store_size, max_age_s=limits.store_max_age_s)
         self.created = int(time.time())
 
@@ -158,18 +168,27 @@ async def _generate(
     transcript: Transcript,
     options: TurnOptions,
     *,
-    stream: Callable[[ServedEvent, AsyncIterator[ServedEvent]], Response] | None,
+    stream: Callable[[list[ServedEvent], AsyncIterator[list[ServedEvent]]], Response] | None,
     consume: Callable[[ServedEvent], object],
     summarizer: Summarizer | None = None,
 ) -> Response | None:
-    """Wait for the model and run the turn: return the streaming response, or None once ``consume`` has all."""
+    """Wait for a place on the model and run the turn: return the streaming response, or None once ``consume`` has all.
+
+    The turn's handle goes back to the pool, and its place to the gate, once its thread has ended.
+    """
     state = _state(request)
-    release = await state.gate.acquire(request.is_disconnected)
-    run = TurnRun(build_session(transcript, state.served), state.served.backend, options, summarizer)
+    leave = await state.gate.acquire(request.is_disconnected)
+    lease = state.pool.lease()
+
+    def release() -> None:
+        lease.release()
+        leave()
+
+    run = TurnRun(build_session(transcript, state.served), lease, options, summarizer)
     try:
         if stream is not None:
-            first, events = await first_event(run)
-            return GatedResponse(stream(first, events), run, release)
+            first, batches = await first_event(run)
+            return GatedResponse(stream(first, batches), run, release)
         await collect(run, consume, request.is_disconnected)
     except BaseException:
         run.cancel()
@@ -212,7 +231,7 @@ async def chat_completions(request: Request) -> Response:
         request,
         transcript,
         options,
-        stream=(lambda first, events: chat_stream(first, events, reader, formatter)) if chat.stream else None,
+        stream=(lambda first, batches: chat_stream(first, batches, reader, formatter)) if chat.stream else None,
         consume=reader.feed,
         summarizer=summarizer_for(summary, state.served.encoding),
     )
@@ -279,7 +298,9 @@ async def responses(request: Request) -> Response:
         request,
         transcript,
         options,
-        stream=(lambda first, events: responses_stream(first, events, reader, builder, store)) if body.stream else None,
+        stream=(lambda first, batches: responses_stream(first, batches, reader, builder, store))
+        if body.stream
+        else None,
         consume=lambda event: builder.events(reader.feed(event)),
         summarizer=summarizer_for(summary, state.served.encoding),
     )
@@ -324,12 +345,26 @@ async def model(request: Request) -> Response:
 
 
 async def health(request: Request) -> Response:
-    """``GET /health``: the server is up; with the key (or when none is set) also the model, busy, and the line."""
+    """``GET /health``: the server is up; with the key (or when none is set) also the model and its load.
+
+    ``parallel`` is how many generations run at once and ``parallel_reason`` why (the engine's
+    slots, ``--parallel``, or the in-process model's one context); ``generating`` how many run
+    now, ``busy`` whether all places are taken, ``waiting`` the line.
+    """
     state = _state(request)
     if not has_api_key(request, state.limits.api_key):
         return JSONResponse({"status": "ok"})
+    gate = state.gate
     return JSONResponse(
-        {"status": "ok", "model": state.served.name, "busy": state.gate.busy, "waiting": state.gate.waiting}
+        {
+            "status": "ok",
+            "model": state.served.name,
+            "busy": gate.busy,
+            "waiting": gate.waiting,
+            "generating": gate.running,
+            "parallel": gate.capacity,
+            "parallel_reason": state.pool.reason,
+        }
     )
 
 
@@ -349,14 +384,17 @@ async def _unexpected(request: Request, error: Exception) -> Response:
     return ApiError(500, f"internal error: {type(error).__name__}").response()
 
 
-def create_app(served: ServedModel, limits: ServerLimits | None = None) -> Starlette:
+def create_app(served: ServedModel, limits: ServerLimits | None = None, pool: BackendPool | None = None) -> Starlette:
     """The ASGI app serving ``served`` (an already loaded backend) under ``limits``.
 
+    ``pool`` holds the handles generations run on (None: the served backend's, see :func:`pool_for`).
+
     Raises:
+        ParallelError: when ``limits.parallel`` asks for more than the model can run at once.
         StoreError: when the store's file (``limits.store_path``) cannot be used.
     """
     limits = limits or ServerLimits()
-    state = ServerState(served, limits)
+    state = ServerState(served, limits, pool)
     routes = [
         Route("/v1/chat/completions", chat_completions, methods=["POST"]),
         Route("/v1/responses", responses, methods=["POST"]),
@@ -396,14 +434,17 @@ def run_server(
     api_key: str | None = None,
     limits: ServerLimits | None = None,
     allow_hosts: tuple[str, ...] = (),
+    pool: BackendPool | None = None,
 ) -> None:
     """Serve until interrupted (the ``serve`` command), listed in the registry of running servers meanwhile.
 
     ``allow_hosts`` are the host names clients may use beside the loopback ones (see
-    :func:`~harmony_chat.server.guard.host_rule`).
+    :func:`~harmony_chat.server.guard.host_rule`); ``pool`` the handles generations run on
+    (None: the served backend's, for ``limits.parallel``).
 
     Raises:
         UnsafeBind: when ``host`` is not loopback and there is no API key.
+        ParallelError: when ``limits.parallel`` asks for more than the model can run at once.
         StoreError: when the store's file cannot be used.
     """
     from harmony_chat.server.listening import RegisteringServer
@@ -414,7 +455,7 @@ def run_server(
     limits.api_key = api_key
     limits.allowed_hosts = host_rule(host, api_key=api_key, allow=allow_hosts)
     limits.max_connections, limits.backlog = fit_connections(limits.max_connections, limits.backlog)
-    app = create_app(served, limits)
+    app = create_app(served, limits, pool)
     config = uvicorn_config(
         app, host, port, limits, log_level="info", log_config=serve_log_config(), timeout_graceful_shutdown=5
     )

@@ -7,6 +7,7 @@ import hmac
 import ipaddress
 import math
 import time
+from collections import deque
 from collections.abc import Awaitable, Callable
 
 from starlette.requests import Request
@@ -17,7 +18,9 @@ from harmony_chat.server.errors import ApiError
 
 DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024
 DEFAULT_MAX_QUEUE = 32
-"""Requests that may wait for the model while one generates; more get 429."""
+"""Requests that may wait for the model while every place on it is taken; more get 429."""
+DISCONNECT_POLL_S = 0.5
+"""How often a waiting request checks whether its client is still there."""
 
 
 class UnsafeBind(HarmonyChatError):
@@ -96,34 +99,46 @@ def _too_large(limit: int) -> ApiError:
 
 
 class GenerationGate:
-    """One generation at a time on the model, with a bounded line of waiting requests.
+    """Up to ``capacity`` generations at once on the model, with a bounded line of waiting requests.
+
+    Requests are let in first come, first served: a place that frees goes straight to the
+    request that has waited longest.
 
     Args:
-        max_waiting: requests that may wait while one generates; one more gets 429.
+        max_waiting: requests that may wait while every place is taken; one more gets 429.
+        capacity: generations at once (the pool's handles: 1 for the in-process model).
     """
 
-    def __init__(self, max_waiting: int = DEFAULT_MAX_QUEUE) -> None:
+    def __init__(self, max_waiting: int = DEFAULT_MAX_QUEUE, capacity: int = 1) -> None:
+        if capacity < 1:
+            raise ValueError("the gate needs room for one generation at least")
         self.max_waiting = max_waiting
-        self._lock = asyncio.Lock()
-        self._waiting = 0
+        self.capacity = capacity
+        self._running = 0
+        self._line: deque[asyncio.Future[None]] = deque()
         self._average_s = 5.0
 
     @property
     def waiting(self) -> int:
         """Requests waiting for the model now."""
-        return self._waiting
+        return len(self._line)
+
+    @property
+    def running(self) -> int:
+        """Generations holding a place now."""
+        return self._running
 
     @property
     def busy(self) -> bool:
-        """Whether a generation holds the model."""
-        return self._lock.locked()
+        """Whether every place is taken (a new request would wait)."""
+        return self._running >= self.capacity
 
     def retry_after_s(self) -> int:
-        """Seconds a refused client should wait: the line ahead at the recent average pace."""
-        return max(1, math.ceil(self._average_s * (self._waiting + 1)))
+        """Seconds a refused client should wait: the line ahead at the recent average pace, over the places."""
+        return max(1, math.ceil(self._average_s * (self.waiting + 1) / self.capacity))
 
     async def acquire(self, gone: Callable[[], Awaitable[bool]]) -> Callable[[], None]:
-        """Wait for the model; return the function that gives it back (call it exactly once).
+        """Wait for a place; return the function that gives it back (call it exactly once).
 
         Args:
             gone: tells whether the client has disconnected (it stops waiting then).
@@ -132,25 +147,18 @@ class GenerationGate:
             ApiError: 429 with ``Retry-After`` when the line is full; 400 when the client left
                 while waiting (nobody reads that answer).
         """
-        if self._lock.locked() and self._waiting >= self.max_waiting:
-            retry = str(self.retry_after_s())
-            raise ApiError(
-                429,
-                f"the model is busy and {self._waiting} requests are waiting; retry in {retry} s",
-                code="queue_full",
-                headers={"Retry-After": retry},
-            )
-        self._waiting += 1
-        try:
-            while True:
-                try:
-                    await asyncio.wait_for(self._lock.acquire(), timeout=0.5)
-                    break
-                except TimeoutError:
-                    if await gone():
-                        raise ApiError(400, "the client disconnected while waiting", code="client_gone") from None
-        finally:
-            self._waiting -= 1
+        if self.busy or self._line:
+            if self.waiting >= self.max_waiting:
+                retry = str(self.retry_after_s())
+                raise ApiError(
+                    429,
+                    f"the model is busy and {self.waiting} requests are waiting; retry in {retry} s",
+                    code="queue_full",
+                    headers={"Retry-After": retry},
+                )
+            await self._wait_in_line(gone)
+        else:
+            self._running += 1
         started = time.monotonic()
         released = False
 
@@ -159,6 +167,34 @@ class GenerationGate:
             if not released:
                 released = True
                 self._average_s = 0.7 * self._average_s + 0.3 * (time.monotonic() - started)
-                self._lock.release()
+                self._hand_on()
 
         return release
+
+    async def _wait_in_line(self, gone: Callable[[], Awaitable[bool]]) -> None:
+        """Wait until a freed place is handed to this request (its place in the line is kept while it polls)."""
+        turn: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._line.append(turn)
+        try:
+            while True:
+                done, _ = await asyncio.wait({turn}, timeout=DISCONNECT_POLL_S)
+                if done:
+                    return
+                if await gone():
+                    raise ApiError(400, "the client disconnected while waiting", code="client_gone")
+        except BaseException:
+            if turn.done() and not turn.cancelled():
+                self._hand_on()  # a place was handed over as this request left: pass it on
+            else:
+                turn.cancel()
+                self._line.remove(turn)
+            raise
+
+    def _hand_on(self) -> None:
+        """A place is free: hand it to the longest-waiting request, or count it free."""
+        while self._line:
+            turn = self._line.popleft()
+            if not turn.done():
+                turn.set_result(None)
+                return
+        self._running -= 1

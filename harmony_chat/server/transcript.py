@@ -46,6 +46,17 @@ class ServedModel:
     """The conversation date in every prompt (None: today)."""
     context_size: int | None = None
 
+    def close(self) -> None:
+        """Release the model (the server owns it from start to stop)."""
+        self.backend.close()
+
+    def __enter__(self) -> ServedModel:
+        """The served model, closed (:meth:`close`) when the ``with`` block ends, however it ends."""
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
 
 def parse_effort(value: str | None, param: str) -> Effort | None:
     """A request's reasoning effort (``minimal`` counts as ``low``).

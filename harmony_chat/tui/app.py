@@ -10,7 +10,6 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from rich.console import RenderableType
 from textual.app import App, InvalidThemeError
 from textual.driver import Driver
 from textual.notifications import SeverityLevel
@@ -18,18 +17,16 @@ from textual.screen import Screen
 
 from harmony_chat.chat.factory import BackendFactory, create_backend
 from harmony_chat.chat.options import ChatOptions
-from harmony_chat.config import ConfigError, Settings, save_ui_value
-from harmony_chat.harmony.effort import parse_effort
 from harmony_chat.history.store import HistoryStore
 from harmony_chat.models import FoundModel
+from harmony_chat.preferences import Preferences
 from harmony_chat.tui.bindings import APP_KEYS
 from harmony_chat.tui.commands import HarmonyCommands
 from harmony_chat.tui.hangup import CHECK_S, hung_up
 from harmony_chat.tui.literal import visible
 from harmony_chat.tui.screens.chat import ChatScreen
 from harmony_chat.tui.screens.help import HelpScreen
-from harmony_chat.tui.slash import SlashCommand
-from harmony_chat.tui.themes import DEFAULT_THEME, load_themes
+from harmony_chat.tui.themes import DEFAULT_THEME, choose_theme, load_themes
 
 SWITCH_INTERVAL_S = 0.0005
 """How often Python hands the GIL between the UI and the generation thread."""
@@ -56,7 +53,6 @@ class HarmonyChatApp(App[None]):
     def __init__(
         self,
         options: ChatOptions,
-        settings: Settings | None = None,
         theme_dir: Path | None = None,
         backend_factory: BackendFactory | None = None,
         history: HistoryStore | None = None,
@@ -72,19 +68,18 @@ class HarmonyChatApp(App[None]):
         """A conversation to continue once the model is ready (``"pick"``: ask which)."""
         self.options = options
         """What the chat runs with (the model switch changes its model source)."""
-        self.exiting = False
-        """Set once the app is exiting: turns still streaming are recorded, no longer drawn."""
-        self.shutting_down = False
-        """Set once the chat is being released (tools that start late are closed at once)."""
         self.backend_factory: BackendFactory = backend_factory or create_backend
-        self.settings = settings or Settings()
-        self.start_in_debug = self.settings.ui.debug
+        self.settings = options.settings
+        """The config file's settings (with the command line's on top): the one place options are kept."""
+        self.preferences = Preferences.from_settings(self.settings)
+        """What the user's choices (theme, reasoning mode, always-approved tools) save to the config file."""
         self.found_models: list[FoundModel] = []
         self.user_themes: set[str] = set()
         self._theme_dir = theme_dir
         self.approval_clock: Callable[[], float] = time.monotonic
         """The clock of the approval modal's typing guard (tests pass one they move)."""
-        self._chat_screen = ChatScreen()
+        self._chat_screen: ChatScreen | None = None
+        """The chat screen, made on mount (from this app's settings as they are then)."""
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
         """Defaults for the app's own theme variables, so every theme works."""
@@ -136,11 +131,22 @@ class HarmonyChatApp(App[None]):
         if loaded.failures:
             self.notify("\n".join(loaded.failures), title="Some themes did not load", severity="warning")
         try:
-            self.theme = self.settings.ui.theme
+            self.theme = self.preferences.theme
         except InvalidThemeError:
-            self.notify(f"Unknown theme {self.settings.ui.theme!r}; using {DEFAULT_THEME}.", severity="warning")
+            self.notify(f"Unknown theme {self.preferences.theme!r}; using {DEFAULT_THEME}.", severity="warning")
             self.theme = DEFAULT_THEME
         self.set_keymap(self.settings.keymap)
+        self._chat_screen = ChatScreen(
+            self.options,
+            self.preferences,
+            backend_factory=self.backend_factory,
+            history=self.history,
+            history_off=self.history_off,
+            resume=self.resume,
+            debug=self.settings.ui.debug,
+            cursor_blink=self.settings.ui.cursor_blink,
+            approval_clock=self.approval_clock,
+        )
         self.push_screen(self._chat_screen)
         self._watch_terminal()
         if self.history_off:
@@ -184,62 +190,7 @@ class HarmonyChatApp(App[None]):
 
     def set_theme(self, name: str) -> bool:
         """Switch theme and remember the choice in the config file (False: no such theme)."""
-        try:
-            self.theme = name
-        except InvalidThemeError:
-            self.notify(
-                f"Unknown theme {name!r}; try one of: {', '.join(sorted(self.available_themes))}", severity="error"
-            )
-            return False
-        self.settings.ui.theme = name
-        if self.settings.path is not None:
-            try:
-                save_ui_value(self.settings.path, "theme", name)
-            except (OSError, ConfigError) as error:
-                self.notify(f"Theme not saved: {error}", severity="warning")
-        return True
-
-    def switch_model(self, path: Path | None = None, demo: bool = False, replay_demo: bool = False) -> None:
-        """Load another model (the pocket model with ``demo``, recordings with ``replay_demo``); new chat."""
-        chat = self.chat
-        if chat.generating:
-            self.notify("Stop the answer first (escape).", severity="warning")
-            return
-        self.options.choose_model(path=path, demo=demo, replay_demo=replay_demo)
-
-        async def restart() -> None:
-            await chat.clear_view()  # clears the old chat and any error panel first
-            chat.load()  # a new conversation on the new model, at the same effort
-
-        self.call_later(restart)
-
-    async def run_slash(self, command: SlashCommand) -> bool:
-        """Carry out a slash command typed in the prompt; False when it could not (a notice said why)."""
-        chat = self.chat
-        name, args = command.name, command.args
-        if name == "effort":
-            return chat.set_effort(parse_effort(args[0]))
-        if name == "regen":
-            return await chat.regenerate(parse_effort(args[0]) if args else None)
-        if name == "edit":
-            return chat.edit_last()
-        if name == "copy":
-            return chat.copy_answer(int(args[1]) if len(args) == 2 else (0 if args else None))
-        if name == "reasoning":
-            return chat.set_reasoning(args[0])
-        if name == "theme":
-            return self.set_theme(args[0])
-        if name == "history":
-            return chat.action_history()
-        if name == "tools":
-            return chat.action_tools()
-        if name == "debug":
-            chat.action_toggle_debug()
-        elif name == "new":
-            await chat.action_new_chat()
-        elif name == "help":
-            self.action_help()
-        return True
+        return choose_theme(self, self.preferences, name)
 
     def get_default_screen(self) -> Screen[None]:
         """A blank base screen; the chat screen is pushed on mount."""
@@ -254,16 +205,12 @@ class HarmonyChatApp(App[None]):
 
         return TerminalDriver
 
-    def exit(self, result: None = None, return_code: int = 0, message: RenderableType | None = None) -> None:
-        """Exit the app (quit, a hang-up, the terminal gone): nothing more is drawn from here on."""
-        self.exiting = True
-        super().exit(result, return_code, message)
-
     def release(self) -> None:
         """Stop the tools and close the model (blocks a few seconds at most; after the app has exited)."""
-        self.shutting_down = True
         screen = self._chat_screen
-        screen.close_tools_now()
+        if screen is None:
+            return
+        screen.tools.close()
         if screen.conversation is not None:
             screen.conversation.tools = None  # closed just above
             screen.conversation.close()
@@ -271,13 +218,12 @@ class HarmonyChatApp(App[None]):
 
 def run_tui(
     options: ChatOptions,
-    settings: Settings,
     history: HistoryStore | None = None,
     resume: int | str | None = None,
     history_off: str | None = None,
 ) -> None:
     """Run the app until the user quits, then stop its tools and model."""
-    app = HarmonyChatApp(options, settings, history=history, resume=resume, history_off=history_off)
+    app = HarmonyChatApp(options, history=history, resume=resume, history_off=history_off)
     try:
         app.run()
     finally:

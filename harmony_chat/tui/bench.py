@@ -22,7 +22,7 @@ from typing import Any
 from harmony_chat.backends.base import ModelBackend, SamplingParams
 from harmony_chat.backends.replay import ReplayBackend
 from harmony_chat.chat.options import ChatOptions
-from harmony_chat.config import Settings, UiSettings
+from harmony_chat.config import default_settings
 
 _SECTION = (
     "## Step {n}\n\nSome **bold** text, `inline code` and a list:\n\n- first item\n- second item\n- third item\n\n"
@@ -142,13 +142,15 @@ class _Streamed:
 
 async def _stream(tokens: int, rate: float | None = None, probe_input: bool = False) -> _Streamed:
     """Stream one long answer through the headless app and time it."""
+    from harmony_chat.demo.pocket import pocket_model_path
     from harmony_chat.harmony.vocab import load_encoding
     from harmony_chat.tui.app import HarmonyChatApp
     from harmony_chat.tui.screenshots import wait_idle
+    from harmony_chat.tui.textual_private import frame_timed
     from harmony_chat.tui.widgets.prompt import PromptInput
     from harmony_chat.tui.widgets.turn import AssistantTurn
 
-    answer = long_answer(load_encoding(), tokens)
+    answer = long_answer(load_encoding(fallback_gguf=pocket_model_path()), tokens)
 
     paced = PacedReplay([answer], rate or 0.0, "load test")
 
@@ -159,16 +161,9 @@ async def _stream(tokens: int, rate: float | None = None, probe_input: bool = Fa
 
     frames: list[float] = []
 
-    class TimedApp(HarmonyChatApp):
-        """The app, noting when it puts each frame on the screen."""
-
-        def _display(self, screen: Any, renderable: Any) -> None:
-            if renderable is not None:
-                frames.append(time.monotonic())
-            super()._display(screen, renderable)
-
-    options = ChatOptions(replay_demo=True, max_tokens=len(answer) + 16)
-    app = TimedApp(options, Settings(ui=UiSettings(cursor_blink=False)), backend_factory=factory)
+    TimedApp = frame_timed(HarmonyChatApp, frames, time.monotonic)
+    settings = default_settings({"ui.cursor_blink": False, "model.max_tokens": len(answer) + 16})
+    app = TimedApp(ChatOptions(settings, replay_demo=True), backend_factory=factory)
     latencies: list[float] = []
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_idle(pilot)

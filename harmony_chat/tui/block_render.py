@@ -4,7 +4,8 @@ Textual's ``Markdown`` makes a tree of widgets per block (a bullet list item alo
 long answer mounting and laying them out is nearly all of the UI's work. A block that can no longer
 change is drawn here once instead: its inline text becomes the same :class:`~textual.content.Content`
 Textual builds, rendered with the styles of a hidden stand-in widget at the same place
-(:mod:`harmony_chat.tui.block_styles`) through Textual's own line renderer (``StylesCache``), and
+(:mod:`harmony_chat.tui.block_styles`) through Textual's own line renderer (``StylesCache``, reached
+through :mod:`harmony_chat.tui.textual_private`, like every private name), and
 the pieces are put together the way Textual's layouts place the widgets (vertical stacks with
 collapsing margins, bullets beside items, the table grid with its keylines, code with its
 highlighting). Blocks this module does not know raise :class:`Unsupported` and stay widgets.
@@ -18,9 +19,6 @@ from typing import cast
 
 from markdown_it.token import Token
 from rich.cells import cell_len
-from rich.style import Style as RichStyle
-from textual._resolve import resolve
-from textual._styles_cache import StylesCache
 from textual.canvas import Canvas, Rectangle
 from textual.content import Content
 from textual.css.scalar import Scalar
@@ -30,10 +28,11 @@ from textual.strip import Strip
 from textual.visual import Visual, visualize
 from textual.widget import Widget
 from textual.widgets import Markdown
-from textual.widgets.markdown import MarkdownBlock, MarkdownFence
+from textual.widgets.markdown import MarkdownFence
 
 from harmony_chat.tui.block_styles import Place, StandIns
 from harmony_chat.tui.block_tree import Node, Unsupported, bullets
+from harmony_chat.tui.textual_private import draw_box, inline_content, resolve_spans
 
 
 @dataclass
@@ -69,30 +68,6 @@ class BlockPainter:
 
     # -- Textual's pieces -----------------------------------------------------------------------
 
-    def _box(self, widget: Widget, content: list[Strip], width: int, height: int) -> list[Strip]:
-        """``content`` inside ``widget``'s padding, border and background, as Textual draws the widget."""
-        styles = widget.styles
-        base, background = widget.background_colors
-        gutter = styles.gutter
-        app = self.host.app
-        # a container's own content is Textual's ``Blank`` of its background colour
-        blank = Strip.blank(max(0, width - gutter.width), RichStyle.from_color(bgcolor=background.rich_color))
-        return StylesCache().render(
-            styles,
-            Size(width, height),
-            base,
-            background,
-            lambda y: content[y] if y < len(content) else blank,
-            [],
-            None,
-            None,
-            content_size=Size(max(0, width - gutter.width), max(0, height - gutter.height)),
-            padding=styles.padding,
-            opacity=widget.opacity,
-            ansi_theme=app.ansi_theme,
-            native_ansi=app.native_ansi_color,
-        )
-
     def _text(self, widget: Widget, visual: Content, width: int, height: int | None = None) -> list[Strip]:
         """A text widget (``Static``) showing ``visual`` in ``width`` cells, as ``Widget._render_content`` does.
 
@@ -107,7 +82,7 @@ class BlockPainter:
             # an empty auto-width heading is no cells wide but still a line high, as in Textual
             height = visual.get_height(_rules(widget), max(1, content_width))
         strips = Visual.to_strips(widget, visual, content_width, height, widget.visual_style)
-        return self._remember(key, self._box(widget, strips, width, height + styles.gutter.height))
+        return self._remember(key, draw_box(widget, strips, width, height + styles.gutter.height))
 
     def fill(self, widget: Widget, width: int, height: int) -> list[Strip]:
         """What a container draws of itself (its background) inside its content area, where no child covers it."""
@@ -116,15 +91,14 @@ class BlockPainter:
         key = ("fill", id(widget), width)
         if (line := self._memo.get(key)) is None:
             gutter = widget.styles.gutter
-            box = self._box(widget, [], width + gutter.width, 1 + gutter.height)
+            box = draw_box(widget, [], width + gutter.width, 1 + gutter.height)
             line = self._remember(key, [box[gutter.top].crop(gutter.left, gutter.left + width)])
         return line * height
 
     def _inline(self, place: Place, token: Token | None) -> Content:
         if token is None:
             return Content("")
-        # Textual's own inline conversion (it reads nothing of the block it is called on)
-        return MarkdownBlock._token_to_content(self.stand_ins[place], token)  # type: ignore[arg-type]
+        return inline_content(self.stand_ins[place], token)
 
     # -- blocks ---------------------------------------------------------------------------------
 
@@ -141,7 +115,7 @@ class BlockPainter:
         place = (*parent, node.kind)
         widget = self.stand_ins[place]
         if node.kind == "hr":
-            return Drawn(self._box(widget, [], width, _fixed_height(widget)), widget.styles.margin)
+            return Drawn(draw_box(widget, [], width, _fixed_height(widget)), widget.styles.margin)
         visual = self._inline(place, node.inline)
         box_width = width
         if widget.styles.width is not None and widget.styles.width.is_auto:
@@ -211,7 +185,7 @@ class BlockPainter:
                 left = mark[y] if y < len(mark) else background[y].crop(0, inner - body_width)
                 right = body_lines[y] if y < len(body_lines) else background[y].crop(left.cell_length, inner)
                 rows.append(Strip.join([left, right]))
-        return Drawn(self._box(widget, rows, width, len(rows) + widget.styles.gutter.height), widget.styles.margin)
+        return Drawn(draw_box(widget, rows, width, len(rows) + widget.styles.gutter.height), widget.styles.margin)
 
     def _quote(self, node: Node, width: int, here: Place) -> Drawn:
         widget = self.stand_ins[here]
@@ -220,7 +194,7 @@ class BlockPainter:
         inner = max(0, width - widget.styles.gutter.width)
         body = self.stack(node.children, inner, here, widget)
         lines = _with_margins(body, self.fill(widget, inner, 1))
-        return Drawn(self._box(widget, lines, width, len(lines) + widget.styles.gutter.height), widget.styles.margin)
+        return Drawn(draw_box(widget, lines, width, len(lines) + widget.styles.gutter.height), widget.styles.margin)
 
     def _fence(self, node: Node, width: int, here: Place) -> Drawn:
         fence, label = self.stand_ins[here], self.stand_ins[(*here, "code")]
@@ -235,7 +209,7 @@ class BlockPainter:
         # wider code scrolls sideways in Textual; at the start it shows what fits (the answer keeps such
         # blocks as widgets when they are finished, see ``check``; this is for a narrower view later)
         lines = [line.crop(0, inner) for line in self._text(label, code, max(inner, natural))]
-        return Drawn(self._box(fence, lines, width, len(lines) + fence.styles.gutter.height), fence.styles.margin)
+        return Drawn(draw_box(fence, lines, width, len(lines) + fence.styles.gutter.height), fence.styles.margin)
 
     def _table(self, node: Node, width: int, here: Place) -> Drawn:
         table, grid = self.stand_ins[here], self.stand_ins[(*here, "grid")]
@@ -254,15 +228,13 @@ class BlockPainter:
             )
             minimum[index % columns] = max(minimum[index % columns], content.get_minimal_width(_rules(widget)) + gutter)
         size = Size(grid_inner, 0)
-        spans = resolve(
+        spans = resolve_spans(
             [Scalar.from_number(value) for value in natural],
             grid_inner,
             grid.styles.grid_gutter_vertical,
             size,
             self.host.app.viewport_size,
-            expand=True,
-            shrink=True,
-            minimums=minimum,
+            minimum,
         )
         gutter_y = grid.styles.grid_gutter_horizontal
         natural_heights = [
@@ -294,7 +266,7 @@ class BlockPainter:
                         x = left + 1 + cell_width
             pieces.append(line.crop(x, inner))
             lines.append(Strip.join(pieces))
-        return Drawn(self._box(table, lines, width, len(lines) + table.styles.gutter.height), table.styles.margin)
+        return Drawn(draw_box(table, lines, width, len(lines) + table.styles.gutter.height), table.styles.margin)
 
     def _keylines(
         self,
@@ -318,7 +290,7 @@ class BlockPainter:
         ]
         drawing = Canvas(width, height).render(rectangles, grid.rich_style)
         content = Visual.to_strips(grid, visualize(grid, drawing), width, height, grid.visual_style)
-        return self._remember(key, self._box(grid, content, width, height))
+        return self._remember(key, draw_box(grid, content, width, height))
 
 
 def _rules(widget: Widget) -> RulesMap:

@@ -13,24 +13,17 @@ paragraph in a bullet list item.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from functools import cache
+from typing import Any, cast
 
 from markdown_it.token import Token
 from textual.containers import Horizontal, Vertical
 from textual.widget import Widget
 from textual.widgets import Label, Markdown
-from textual.widgets._markdown import (  # the block classes Markdown uses (Textual is pinned)
-    MarkdownBlockQuote,
-    MarkdownBullet,
-    MarkdownBulletList,
-    MarkdownFence,
-    MarkdownHorizontalRule,
-    MarkdownOrderedList,
-    MarkdownParagraph,
-    MarkdownTable,
-    MarkdownTableCellContents,
-    MarkdownTableContent,
-)
+from textual.widgets.markdown import MarkdownBlock
+
+from harmony_chat.tui.textual_private import bullet_widget, table_cell_widget, table_grid_widget
 
 Place = tuple[str, ...]
 """Kinds from the answer down to one widget."""
@@ -72,68 +65,48 @@ class StandIns:
         kind, level = place[-1], sum(1 for part in place if part in ("ul", "ol", "table", "quote"))
         host = self.host
         if kind == "p":
-            return MarkdownParagraph(host, _token("paragraph_open", level))
+            return host.get_block_class("paragraph_open")(host, _token("paragraph_open", level))
         if kind in HEADINGS:
             return host.get_block_class(kind)(host, _token("heading_open", level))
         if kind == "hr":
-            return MarkdownHorizontalRule(host, _token("hr", level))
+            return host.get_block_class("hr")(host, _token("hr", level))
         if kind == "ul":
-            return _BulletList(host, _token("bullet_list_open", level))
+            return _childless(host.get_block_class("bullet_list_open"))(host, _token("bullet_list_open", level))
         if kind == "ol":
-            return _OrderedList(host, _token("ordered_list_open", level))
+            return _childless(host.get_block_class("ordered_list_open"))(host, _token("ordered_list_open", level))
         if kind == "quote":
-            return MarkdownBlockQuote(host, _token("blockquote_open", level))
+            return host.get_block_class("blockquote_open")(host, _token("blockquote_open", level))
         if kind == "row":
             return Horizontal()
         if kind == "item":
             return Vertical()
         if kind == "bullet":
-            return MarkdownBullet()
+            return bullet_widget()
         if kind == "fence":
-            return _Fence(host, _token("fence", level), "")
+            fence: Any = _childless(host.get_block_class("fence"))  # MarkdownFence: (markdown, token, code)
+            return cast(Widget, fence(host, _token("fence", level), ""))
         if kind == "code":
             return Label("", id="code-content", expand=True)
         if kind == "table":
-            return _Table(host, _token("table_open", level))
+            return _childless(host.get_block_class("table_open"))(host, _token("table_open", level))
         if kind == "grid":
-            return MarkdownTableContent([], [])
+            return table_grid_widget()
         if kind == "th":
-            return MarkdownTableCellContents("", classes="header")
+            return table_cell_widget("header")
         if kind == "td":
-            return MarkdownTableCellContents("", classes="row1 cell")
+            return table_cell_widget("row1 cell")
         raise ValueError(f"no stand-in for {place}")
 
 
-class _Fence(MarkdownFence):
-    """A fence stand-in: its code label is a stand-in of its own."""
-
-    def compose(self):  # type: ignore[no-untyped-def]
-        """No children: the ``code`` stand-in is mounted in it."""
-        return iter(())
+def _no_children(_widget: Widget) -> Iterator[Widget]:
+    """A stand-in's compose: its children are stand-ins of their own, mounted into it."""
+    return iter(())
 
 
-class _BulletList(MarkdownBulletList):
-    """A bullet list stand-in: its rows are stand-ins of their own."""
-
-    def compose(self):  # type: ignore[no-untyped-def]
-        """No children: the ``row`` stand-in is mounted in it."""
-        return iter(())
-
-
-class _OrderedList(MarkdownOrderedList):
-    """An ordered list stand-in: its rows are stand-ins of their own."""
-
-    def compose(self):  # type: ignore[no-untyped-def]
-        """No children: the ``row`` stand-in is mounted in it."""
-        return iter(())
-
-
-class _Table(MarkdownTable):
-    """A table stand-in: its grid is a stand-in of its own."""
-
-    def compose(self):  # type: ignore[no-untyped-def]
-        """No children: the ``grid`` stand-in is mounted in it."""
-        return iter(())
+@cache
+def _childless(block: type[MarkdownBlock]) -> type[MarkdownBlock]:
+    """``block`` composing no children (a list's rows, a table's grid, a fence's code are stand-ins of their own)."""
+    return type(f"StandIn{block.__name__}", (block,), {"compose": _no_children})
 
 
 def _token(kind: str, level: int) -> Token:

@@ -7,33 +7,60 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from functools import partial
-from typing import TYPE_CHECKING, cast
+from typing import Protocol, cast
 
 from textual.command import DiscoveryHit, Hit, Hits, Matcher, Provider
 from textual.content import Content
+from textual.screen import Screen
+from textual.theme import Theme
 
 from harmony_chat.chat.summary import REASONING_MODES
 from harmony_chat.harmony.effort import EFFORTS
+from harmony_chat.models import FoundModel
 from harmony_chat.tui.literal import literal, visible
 from harmony_chat.tui.screens.chat import ChatScreen
 from harmony_chat.tui.screens.reasoning import MODE_HELP
 
-if TYPE_CHECKING:
-    from harmony_chat.tui.app import HarmonyChatApp
-
 Action = Callable[[], object] | Callable[[], Awaitable[object]]
+
+
+class PaletteApp(Protocol):
+    """What the palette needs of the app (the app module imports this one, not the other way round)."""
+
+    user_themes: set[str]
+    """The user's own themes (offered beside the bundled ones)."""
+    found_models: list[FoundModel]
+    """gpt-oss models found on this machine."""
+
+    @property
+    def available_themes(self) -> dict[str, Theme]:
+        """Every registered theme."""
+        ...
+
+    @property
+    def screen_stack(self) -> list[Screen[object]]:
+        """The screens, the active one last."""
+        ...
+
+    def set_theme(self, name: str) -> bool:
+        """Switch theme and save the choice."""
+        ...
+
+    def action_help(self) -> None:
+        """Show keys and commands."""
+        ...
 
 
 class HarmonyCommands(Provider):
     """Chat, effort, view, copy, theme and model commands for the palette."""
 
     def _commands(self) -> list[tuple[str, Action, str]]:
-        app = cast("HarmonyChatApp", self.app)
+        app = cast(PaletteApp, self.app)
         screen = self.screen if isinstance(self.screen, ChatScreen) else None
         commands: list[tuple[str, Action, str]] = []
         if screen is not None:
-            current = screen.conversation.effort if screen.conversation else None
-            debug = "Hide" if screen.has_class("-debug") else "Show"
+            current = screen.effort if screen.conversation else None
+            debug = "Hide" if screen.debug else "Show"
             commands += [
                 ("chat: New chat", screen.action_new_chat, "Start a new conversation at the configured effort"),
                 ("chat: History", screen.action_history, "Open, search, rename or delete past conversations"),
@@ -79,28 +106,9 @@ class HarmonyCommands(Provider):
         for name in sorted(app.available_themes):
             if name.startswith("harmony-") or name in app.user_themes:
                 commands.append((f"theme: {name}", partial(app.set_theme, name), "Switch theme (saved)"))
-        for model in app.found_models:
-            commands.append(
-                (
-                    f"model: {model.path.name}",
-                    partial(app.switch_model, path=model.path),
-                    f"{model.size_gb:.1f} GB, {model.source}",
-                )
-            )
-        commands.append(
-            (
-                "model: Pocket gpt-oss (demo model)",
-                partial(app.switch_model, demo=True),
-                "The tiny bundled model; it only knows what it was trained on",
-            )
-        )
-        commands.append(
-            (
-                "model: Replayed demo conversations",
-                partial(app.switch_model, replay_demo=True),
-                "Replays bundled recordings of gpt-oss",
-            )
-        )
+        chat = next((shown for shown in app.screen_stack if isinstance(shown, ChatScreen)), None)
+        if chat is not None:
+            commands += _model_commands(chat, app.found_models)
         commands.append(("app: Help", app.action_help, "Keys and slash commands"))
         return commands
 
@@ -125,6 +133,33 @@ def highlight(matcher: Matcher, text: str) -> Content:
         if not text[offset].isspace():
             content = content.stylize(matcher.match_style, offset, offset + 1)
     return content
+
+
+def _model_commands(chat: ChatScreen, found: list[FoundModel]) -> list[tuple[str, Action, str]]:
+    """Switch to a model found on this machine, the pocket model, or the replayed recordings."""
+    commands: list[tuple[str, Action, str]] = [
+        (
+            f"model: {model.path.name}",
+            partial(chat.switch_model, path=model.path),
+            f"{model.size_gb:.1f} GB, {model.source}",
+        )
+        for model in found
+    ]
+    commands.append(
+        (
+            "model: Pocket gpt-oss (demo model)",
+            partial(chat.switch_model, demo=True),
+            "The tiny bundled model; it only knows what it was trained on",
+        )
+    )
+    commands.append(
+        (
+            "model: Replayed demo conversations",
+            partial(chat.switch_model, replay_demo=True),
+            "Replays bundled recordings of gpt-oss",
+        )
+    )
+    return commands
 
 
 def _blocks(screen: ChatScreen) -> list[str]:

@@ -69,7 +69,7 @@ class ModelsFound(Message):
     notice: str | None = None
     """Why the model did not load, if it did not."""
     load_id: int = 0
-    """The model load this search belongs to (see ``ChatScreen.load_id``)."""
+    """The model load this search belongs to (see ``ModelLoader.load_id``)."""
 
 
 @dataclass

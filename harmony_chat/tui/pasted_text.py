@@ -1,7 +1,7 @@
 """Bracketed pastes whose text holds escape characters stay one paste of text.
 
 The terminal sends a paste between ``ESC [200~`` and ``ESC [201~``. Textual's input parser
-(``textual._xterm_parser``) takes every ``ESC`` inside a paste for the start of a key sequence: it
+(``XTermParser``) takes every ``ESC`` inside a paste for the start of a key sequence: it
 reads up to 32 more characters into that sequence and sends them as key presses (an ``ESC`` as
 ``^``, a carriage return as Enter, which sent the prompt), and the paste loses them. A paste of
 logs with colour codes became thousands of key presses, each an edit of the prompt, and froze
@@ -12,14 +12,17 @@ each ``ESC`` with its picture (``␛``), so the parser sees the paste as the tex
 :class:`~textual.events.Paste`. It looks at each character a bounded number of times, whatever
 the input, and holds back at most the start of a possible end marker until the next read.
 Outside pastes, input passes unchanged (and at once: a lone escape key is never held).
+Textual's parser is private; :mod:`~harmony_chat.tui.textual_private` reaches it (where a Textual
+release lacks it, the driver keeps its own parser and the filter is skipped, with a logged notice).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-from textual._xterm_parser import XTermParser
 from textual.message import Message
+
+from harmony_chat.tui.textual_private import input_parser
 
 PASTE_START = "\x1b[200~"
 PASTE_END = "\x1b[201~"
@@ -79,17 +82,21 @@ class PasteFilter:
         return held.replace(ESCAPE, ESCAPE_PICTURE)
 
 
-class PasteSafeParser(XTermParser):
-    """Textual's input parser behind a :class:`PasteFilter`."""
+class PasteSafeParser:
+    """Textual's input parser behind a :class:`PasteFilter` (what the driver's input loop uses: feed, tick)."""
 
     def __init__(self, debug: bool = False) -> None:
-        super().__init__(debug)
+        self.parser = input_parser(debug)
         self.pastes = PasteFilter()
 
     def feed(self, data: str) -> Iterable[Message]:
         """Parse ``data`` (``""``: the input ended)."""
         filtered = self.pastes.feed(data) if data else self.pastes.flush()
         if filtered:
-            yield from super().feed(filtered)
+            yield from self.parser.feed(filtered)
         if not data:
-            yield from super().feed("")
+            yield from self.parser.feed("")
+
+    def tick(self) -> Iterable[Message]:
+        """What the parser has due by now (a lone escape key once nothing follows it)."""
+        return self.parser.tick()

@@ -11,13 +11,12 @@ Two Textual 8 caches outlive removed widgets:
 
 from __future__ import annotations
 
-from textual._styles_cache import StylesCache
 from textual.widget import Widget
+
+from harmony_chat.tui.textual_private import release_styles_cache
 
 
 def release_removed_widgets(container: Widget) -> None:
     """Drop Textual's caches that hold widgets just removed from ``container``."""
-    cache_clear = getattr(StylesCache.get_inner_outer, "cache_clear", None)
-    if cache_clear is not None:  # a Textual without the cache has nothing to release
-        cache_clear()
+    release_styles_cache()  # a Textual without the cache has nothing to release
     _ = container.displayed_children  # recomputes the cached list from the remaining children

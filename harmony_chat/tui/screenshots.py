@@ -38,7 +38,7 @@ def replay_factory(path: Path | None = None, delay: float = 0.0, name: str = "de
             delay_s=delay,
             clock=SteppingClock(),
             name=name,
-            context_size=options.context,
+            context_size=options.settings.model.context,
             chooser=None if path else choose_demo_turn,
         )
         return backend, None
@@ -89,7 +89,9 @@ def tool_call_factory() -> BackendFactory:
 
         encoding = load_encoding()
         turns = [encoding.encode(text, allowed_special="all") for text in (TOOL_CALL, TOOL_ANSWER)]
-        replay = ReplayBackend(turns=turns, clock=SteppingClock(), name="demo (replay)", context_size=options.context)
+        replay = ReplayBackend(
+            turns=turns, clock=SteppingClock(), name="demo (replay)", context_size=options.settings.model.context
+        )
         return replay, None
 
     return factory
@@ -104,8 +106,8 @@ async def show_approval(pilot: Pilot[Any]) -> None:
     app: Any = pilot.app
     await wait_idle(pilot)
     chat = app.chat
-    chat.tool_providers = [ScreenshotWeather()]
-    chat.tool_runner = tool_runner(app.options, chat.tool_providers, chat.approve)
+    chat.tools.providers = [ScreenshotWeather()]
+    chat.tools.runner = tool_runner(app.options, chat.tools.providers, chat.tools.approve)
     chat.refresh_tool_count()
     chat.prompt.text = TOOL_QUESTION
     await pilot.press("enter")
@@ -177,9 +179,9 @@ async def _pocket(pilot: Pilot[Any]) -> None:
 
 
 def _app(theme: str = "harmony-dark", replay: bool = True, factory: BackendFactory | None = None) -> HarmonyChatApp:
-    options = ChatOptions(replay_demo=replay, start_date=PINNED_DATE)
     settings = Settings(ui=UiSettings(theme=theme, cursor_blink=False))
-    return HarmonyChatApp(options, settings, backend_factory=factory or replay_factory())
+    options = ChatOptions(settings, replay_demo=replay, start_date=PINNED_DATE)
+    return HarmonyChatApp(options, backend_factory=factory or replay_factory())
 
 
 async def make_screenshots(folder: Path) -> list[Path]:

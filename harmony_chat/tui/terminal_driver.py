@@ -5,18 +5,18 @@ keeps drawing, and each write fails (``EIO``). Textual's writer thread dies on t
 the shutdown that follows waits forever for room in its queue: the app hangs instead of quitting.
 Here writes to a gone terminal are dropped instead. Its input is parsed by
 :class:`~harmony_chat.tui.pasted_text.PasteSafeParser`, so a paste holding escape characters stays
-one paste of text. POSIX only (the driver needs ``termios``).
+one paste of text. POSIX only (the driver needs ``termios``). Both reach into the driver's private
+parts through :mod:`~harmony_chat.tui.textual_private`; a Textual without them runs its own.
 """
 
 from __future__ import annotations
 
-from io import TextIOWrapper
-from typing import TYPE_CHECKING, Any, TextIO, cast
+from typing import TYPE_CHECKING, Any, TextIO
 
-from textual.drivers import linux_driver
 from textual.drivers.linux_driver import LinuxDriver
 
 from harmony_chat.tui.pasted_text import PasteSafeParser
+from harmony_chat.tui.textual_private import guard_driver_output, use_input_parser
 
 if TYPE_CHECKING:
     from textual.app import App
@@ -57,20 +57,17 @@ class TerminalOutput:
 
 
 class TerminalDriver(LinuxDriver):
-    """Textual's POSIX driver writing through :class:`TerminalOutput` (Textual is pinned: ``_file`` is its output)."""
+    """Textual's POSIX driver writing through :class:`TerminalOutput` and parsing with :class:`PasteSafeParser`."""
 
     def __init__(
         self, app: App[Any], *, debug: bool = False, mouse: bool = True, size: tuple[int, int] | None = None
     ) -> None:
         super().__init__(app, debug=debug, mouse=mouse, size=size)
-        if self._file is not None:  # the writer thread only writes, flushes and asks fileno and isatty
-            self._file = cast(TextIOWrapper, TerminalOutput(self._file))
+        # the writer thread only writes, flushes and asks fileno and isatty
+        self.output_guarded = guard_driver_output(self, TerminalOutput)
+        """Whether writes to a terminal that went away are dropped (False: this Textual does not allow it)."""
 
     def run_input_thread(self) -> None:
-        """Textual's input loop, parsing with :class:`PasteSafeParser`.
-
-        The loop makes its parser by the module's name ``XTermParser`` (Textual is pinned), so that
-        name is pointed at the subclass; only this driver reads it.
-        """
-        linux_driver.XTermParser = PasteSafeParser  # type: ignore[attr-defined]
+        """Textual's input loop, parsing with :class:`PasteSafeParser` where this Textual allows it."""
+        use_input_parser(PasteSafeParser)
         super().run_input_thread()

@@ -1,4 +1,4 @@
-"""Themes as data files: the bundled ``themes/*.toml`` plus the user's theme dir."""
+"""Themes as data files (the bundled ``themes/*.toml`` plus the user's theme dir), and choosing one."""
 
 from __future__ import annotations
 
@@ -6,10 +6,13 @@ import tomllib
 from dataclasses import dataclass, field
 from importlib.resources import files
 from pathlib import Path
+from typing import Any
 
+from textual.app import App, InvalidThemeError
 from textual.theme import Theme
 
 from harmony_chat.locations import config_dir
+from harmony_chat.preferences import NotSaved, Preferences
 
 DEFAULT_THEME = "harmony-dark"
 _COLOURS = (
@@ -103,3 +106,17 @@ def load_themes(extra_dir: Path | None = None) -> LoadedThemes:
                 fallback = {key: theme.variables[key] for key in REQUIRED_VARIABLES if key in theme.variables}
             result.themes.append(theme)
     return result
+
+
+def choose_theme(app: App[Any], preferences: Preferences, name: str) -> bool:
+    """Switch ``app`` to theme ``name`` and remember the choice (False: no such theme; a notice says so)."""
+    try:
+        app.theme = name
+    except InvalidThemeError:
+        app.notify(f"Unknown theme {name!r}; try one of: {', '.join(sorted(app.available_themes))}", severity="error")
+        return False
+    try:
+        preferences.choose_theme(name)
+    except NotSaved as error:
+        app.notify(f"Theme not saved: {error}", severity="warning")
+    return True

@@ -83,7 +83,7 @@ def test_the_factory_names_the_configured_servers(tmp_path: Path) -> None:
         '[mcp.servers.w]\ncommand = "true"\n',
         encoding="utf-8",
     )
-    options = ChatOptions.from_settings(load_settings(config))
+    options = ChatOptions(load_settings(config))
     assert configured_servers(options) == {"w"}
     approver = Answers(Choice.DENY)
     runner = tool_runner(options, [], approver)

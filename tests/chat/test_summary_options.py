@@ -16,7 +16,7 @@ from harmony_chat.chat.events import ReasoningSummary
 from harmony_chat.chat.factory import LoadedModel, create_conversation
 from harmony_chat.chat.options import ChatOptions
 from harmony_chat.chat.summary import summary_prompt
-from harmony_chat.config import ConfigError, load_settings
+from harmony_chat.config import ConfigError, default_settings, load_settings
 from tests.helpers import ids
 from tests.support.fake_engine import FakeEngine, load_fixture
 
@@ -43,14 +43,15 @@ def test_the_config_chooses_the_mode_and_the_summarizer(tmp_path: Path) -> None:
     path.write_text(
         '[ui]\nreasoning = "summary"\n[reasoning]\nsummarizer = "http://127.0.0.1:9"\nlive = true\nlive_every = 64\n'
     )
-    options = ChatOptions.from_settings(load_settings(path))
-    assert (options.reasoning, options.summarizer, options.live_summaries, options.live_every) == (
+    settings = ChatOptions(load_settings(path)).settings
+    reasoning = settings.reasoning
+    assert (settings.ui.reasoning, reasoning.summarizer, reasoning.live, reasoning.live_every) == (
         "summary",
         "http://127.0.0.1:9",
         True,
         64,
     )
-    assert ChatOptions.from_settings(load_settings(tmp_path / "none.toml")).reasoning == "hidden"
+    assert ChatOptions(load_settings(tmp_path / "none.toml")).settings.ui.reasoning == "hidden"
 
 
 @pytest.mark.parametrize(
@@ -70,14 +71,16 @@ def test_bad_reasoning_settings_are_one_clear_error(tmp_path: Path, text: str, w
 
 def test_summary_mode_builds_a_summarizer_and_the_others_do_not(encoding: HarmonyEncoding) -> None:
     for mode, summarized in (("hidden", False), ("raw", False), ("summary", True)):
-        chat = create_conversation(ChatOptions(reasoning=mode), loaded(encoding, [ANALYSIS, SUMMARY, REST]))  # type: ignore[arg-type]
+        options = ChatOptions(default_settings({"ui.reasoning": mode}))
+        chat = create_conversation(options, loaded(encoding, [ANALYSIS, SUMMARY, REST]))
         events = list(chat.send("hi"))
         assert any(isinstance(event, ReasoningSummary) for event in events) is summarized, mode
 
 
 def test_a_summarizer_at_a_url_gets_the_summary_prompt(encoding: HarmonyEncoding, fake: FakeEngine) -> None:
     model = loaded(encoding, [ANALYSIS, REST])  # paused at the analysis' end, then resumed
-    chat = create_conversation(ChatOptions(reasoning="summary", summarizer=fake.url), model)
+    settings = default_settings({"ui.reasoning": "summary", "reasoning.summarizer": fake.url})
+    chat = create_conversation(ChatOptions(settings), model)
     events = list(chat.send("hi"))
     (summary,) = [event for event in events if isinstance(event, ReasoningSummary)]
     (request,) = fake.generate_requests()
@@ -94,7 +97,8 @@ def test_an_unreachable_summarizer_shows_nothing_and_is_not_tried_again(encoding
         probe.bind(("127.0.0.1", 0))
         url = f"http://127.0.0.1:{probe.getsockname()[1]}"  # nothing listens there once it is closed
     model = loaded(encoding, [ANALYSIS, REST])
-    chat = create_conversation(ChatOptions(reasoning="summary", summarizer=url), model)
+    settings = default_settings({"ui.reasoning": "summary", "reasoning.summarizer": url})
+    chat = create_conversation(ChatOptions(settings), model)
     first = [e for e in chat.send("hi") if isinstance(e, ReasoningSummary)]
     started = time.perf_counter()
     second = [e for e in chat.send("hi again") if isinstance(e, ReasoningSummary)]

@@ -21,7 +21,7 @@ from openai_harmony import HarmonyEncoding
 
 from harmony_chat.conform.command import ConformSettings, audit_server
 from harmony_chat.conform.result import Status
-from harmony_chat.pocket import pocket_model_path
+from harmony_chat.demo.pocket import pocket_model_path
 from tests.conform.conftest import LLAMA_SERVER_FAILS, evidence, statuses
 from tests.support.llama_server import LlamaServer, free_port, llama_server_binary, serve
 

@@ -6,15 +6,17 @@ from pathlib import Path
 
 import pytest
 
+from harmony_chat.chat.options import ChatOptions
 from harmony_chat.cli import main, root
+from harmony_chat.config import get_setting
 
 
 @pytest.fixture
-def started(monkeypatch: pytest.MonkeyPatch) -> list[object]:
+def started(monkeypatch: pytest.MonkeyPatch) -> list[ChatOptions]:
     """What the app was started with, instead of starting it (no terminal is needed)."""
-    launches: list[object] = []
+    launches: list[ChatOptions] = []
 
-    def fake_run_tui(launch: object, *args: object) -> None:
+    def fake_run_tui(launch: ChatOptions, *args: object) -> None:
         launches.append(launch)
 
     monkeypatch.setattr("harmony_chat.tui.app.run_tui", fake_run_tui)
@@ -22,19 +24,19 @@ def started(monkeypatch: pytest.MonkeyPatch) -> list[object]:
     return launches
 
 
-def _options(launch: object) -> tuple[object, ...]:
-    names = ("max_tokens", "temperature", "seed", "threads", "context", "effort", "instructions")
-    return tuple(getattr(launch, name) for name in names)
+def _options(launch: ChatOptions) -> tuple[object, ...]:
+    paths = ("model.max_tokens", "model.temperature", "model.seed", "model.threads", "model.context")
+    return tuple(get_setting(launch.settings, path) for path in (*paths, "chat.effort", "chat.instructions"))
 
 
-def test_the_app_takes_asks_generation_options(started: list[object]) -> None:
+def test_the_app_takes_asks_generation_options(started: list[ChatOptions]) -> None:
     args = ["--max-tokens", "2000", "--temperature", "0.3", "--seed", "5", "--threads", "2", "--ctx", "4096"]
     assert main([*args, "--effort", "high", "--instructions", "Be brief.", "--no-history"]) == 0
     (launch,) = started
     assert _options(launch) == (2000, 0.3, 5, 2, 4096, "high", "Be brief.")
 
 
-def test_the_app_follows_the_config_file_unless_told_otherwise(started: list[object], tmp_path: Path) -> None:
+def test_the_app_follows_the_config_file_unless_told_otherwise(started: list[ChatOptions], tmp_path: Path) -> None:
     config = tmp_path / "config.toml"
     config.write_text(
         "[model]\nmax_tokens = 300\ntemperature = 0.5\nseed = 9\nthreads = 3\ncontext = 8192\n\n"

@@ -213,7 +213,8 @@ def test_no_vocabulary_anywhere(
         raise RuntimeError("failed to download or load vocab file\n(offline)")
 
     monkeypatch.setattr(vocab, "_encoding", None)  # as in a fresh process
-    monkeypatch.setattr(vocab, "_shipped_gguf", lambda: None)  # an install that lost its pocket GGUF
+    lost = tmp_path / "pocket-gpt-oss.gguf"  # an install that lost its pocket GGUF
+    monkeypatch.setattr("harmony_chat.demo.pocket.pocket_model_path", lambda: lost)
     monkeypatch.setattr(vocab, "_download", offline)
     monkeypatch.setenv("TIKTOKEN_ENCODINGS_BASE", str(tmp_path / "empty"))
     monkeypatch.setenv("HARMONY_CHAT_CACHE_DIR", str(tmp_path))

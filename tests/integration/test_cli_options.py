@@ -112,8 +112,9 @@ def test_values_at_the_bounds_are_used(capsys: pytest.CaptureFixture[str], start
     code, err = run(capsys, "ask", "--demo", "hi", *args)
     assert (code, err) == (0, "")
     (options,) = started.options
-    assert (options.threads, options.temperature, options.seed, options.context) == (512, 2.0, 4294967294, 1048576)
-    assert options.max_steps == 1000
+    model = options.settings.model
+    assert (model.threads, model.temperature, model.seed, model.context) == (512, 2.0, 4294967294, 1048576)
+    assert options.settings.tools.max_steps == 1000
 
 
 LOW_EFFORT = '[chat]\neffort = "low"\n[model]\ntemperature = 0.25\n'
@@ -129,8 +130,10 @@ def test_config_before_the_command_applies_to_ask_and_serve(
     assert (code, err) == (0, "")
     code, err = run(capsys, "--config", str(config), "serve", "--demo", "--port", "0")
     assert (code, err) == (1, "error: stopped before loading the model\n")
-    assert [(options.effort, options.temperature) for options in started.options] == [("low", 0.25)] * 2
-    assert all(options.config_path == config for options in started.options)
+    chats = [options.settings.chat for options in started.options]
+    models = [options.settings.model for options in started.options]
+    assert [(chat.effort, model.temperature) for chat, model in zip(chats, models, strict=True)] == [("low", 0.25)] * 2
+    assert all(options.settings.path == config for options in started.options)
 
 
 def test_a_bad_config_before_the_command_is_one_error(
@@ -149,7 +152,7 @@ def test_the_commands_own_config_wins(capsys: pytest.CaptureFixture[str], starte
     outer.write_text(LOW_EFFORT)
     inner.write_text('[chat]\neffort = "high"\n')
     assert run(capsys, "--config", str(outer), "ask", "--config", str(inner), "--demo", "hi") == (0, "")
-    assert [options.effort for options in started.options] == ["high"]
+    assert [options.settings.chat.effort for options in started.options] == ["high"]
 
 
 @pytest.mark.parametrize(

@@ -88,6 +88,38 @@ def test_import_then_delete(
     assert code == 0 and [row.id for row in HistoryStore(path).list_conversations()] != [new_id]
 
 
+@pytest.mark.parametrize("command", ["export", "import"])
+def test_history_commands_offline_take_the_vocabulary_from_the_shipped_pocket_gguf(
+    capsys: pytest.CaptureFixture[str],
+    db: tuple[Path, int],
+    tmp_path: Path,
+    encoding: HarmonyEncoding,
+    monkeypatch: pytest.MonkeyPatch,
+    command: str,
+) -> None:
+    """A fresh process with no cached vocabulary and no network: the command passes the pocket GGUF as fallback."""
+    from harmony_chat.harmony import vocab
+
+    path, conversation = db
+    file = tmp_path / "conv.json"
+    session = ChatSession(encoding)
+    session.add_user("imported question")
+    session.save(file)
+
+    def offline(folder: Path) -> Path:
+        raise RuntimeError("failed to download or load vocab file\n(offline)")
+
+    monkeypatch.setattr(vocab, "_encoding", None)  # as in a fresh process
+    monkeypatch.setattr(vocab, "_download", offline)
+    monkeypatch.setenv("TIKTOKEN_ENCODINGS_BASE", str(tmp_path / "empty"))
+    monkeypatch.setenv("HARMONY_CHAT_CACHE_DIR", str(tmp_path / "cache"))
+    args = ["export", str(conversation), "--format", "json"] if command == "export" else ["import", str(file)]
+    code, out, err = run(capsys, "history", *args, "--history-db", str(path))
+    assert code == 0, err
+    assert '"harmony_chat"' in out if command == "export" else int(out) > conversation
+    assert (tmp_path / "cache" / "vocab" / vocab.VOCAB_FILE).is_file()
+
+
 def test_errors_are_one_line(capsys: pytest.CaptureFixture[str], db: tuple[Path, int], tmp_path: Path) -> None:
     path, _ = db
     code, _, err = run(capsys, "history", "show", "999", "--history-db", str(path))
@@ -171,7 +203,7 @@ def test_the_app_chats_with_history_off_where_none_can_be_kept(
     monkeypatch.setattr("harmony_chat.cli.root._require_terminal", lambda: None)  # capsys is not a terminal
     code, _, err = run(capsys, "--replay-demo", "--history-db", str(tmp_path))
     assert (code, err) == (0, "")
-    ((_, _, history, _, history_off),) = started
+    ((_, history, _, history_off),) = started
     assert history is None and history_off == f"cannot keep the history in {tmp_path}: it is a directory"
     code, _, err = run(capsys, "--continue", "--history-db", str(tmp_path))  # resuming needs the history
     assert code == 1 and "is a directory" in err and err.count("\n") == 1 and len(started) == 1

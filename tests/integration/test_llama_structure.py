@@ -11,11 +11,11 @@ from openai_harmony import HarmonyEncoding
 
 from harmony_chat.backends.base import SamplingParams
 from harmony_chat.backends.llama_cpp import LlamaCppBackend
+from harmony_chat.demo.pocket import pocket_model_path
 from harmony_chat.harmony import tokens as tk
 from harmony_chat.harmony.events import MessageFinished, RawToken, Recovery, StopReason
 from harmony_chat.harmony.session import ChatSession
 from harmony_chat.harmony.turn import TurnOptions, TurnStats, run_turn
-from harmony_chat.pocket import pocket_model_path
 from tests.unit.test_structure_guard import CONTENT_REPAIRS, STRUCTURAL_REPAIRS
 
 pytestmark = pytest.mark.llama

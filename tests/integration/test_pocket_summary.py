@@ -20,12 +20,12 @@ from harmony_chat.chat.conversation import ChatConversation
 from harmony_chat.chat.events import ChatEvent, ReasoningSummary
 from harmony_chat.chat.summary import SUMMARY_REQUEST, Summarizer, summary_prompt
 from harmony_chat.cli import main
+from harmony_chat.demo.pocket import POCKET_DATE, pocket_model_path
 from harmony_chat.harmony.effort import Effort
 from harmony_chat.harmony.events import ContentDelta
 from harmony_chat.harmony.session import ChatSession
 from harmony_chat.harmony.turn import PromptReady, TurnOptions, TurnStats, run_turn
-from harmony_chat.pocket import POCKET_DATE, pocket_model_path
-from harmony_chat.pocket.data import CHECKED, FACT_SUMMARIES, FACTS
+from training.pocket.data import CHECKED, FACT_SUMMARIES, FACTS
 
 pytestmark = pytest.mark.llama
 GREEDY = SamplingParams(temperature=0.0, max_tokens=300)

@@ -14,6 +14,7 @@ from openai_harmony import HarmonyEncoding
 from harmony_chat.backends.base import SamplingParams
 from harmony_chat.backends.llama_cpp import LlamaCppBackend
 from harmony_chat.backends.remote import LlamaServerBackend, create_remote_backend
+from harmony_chat.demo.pocket import POCKET_DATE, pocket_model_path
 from harmony_chat.errors import (
     EngineAuthError,
     EngineStreamError,
@@ -25,10 +26,9 @@ from harmony_chat.harmony import tokens as tk
 from harmony_chat.harmony.events import StopReason
 from harmony_chat.harmony.session import ChatSession
 from harmony_chat.harmony.turn import TurnOptions, TurnStats, prefill_next_turn, run_turn
-from harmony_chat.pocket import POCKET_DATE, pocket_model_path
-from harmony_chat.pocket.data import FACTS, WEATHER, WEATHER_TOOL
 from tests.support.llama_server import LlamaServer, free_port, llama_server_binary, serve
 from tests.support.other_gguf import write_other_vocab_gguf
+from training.pocket.data import FACTS, WEATHER, WEATHER_TOOL
 
 pytestmark = pytest.mark.llama_server
 

@@ -8,7 +8,7 @@ from openai_harmony import HarmonyEncoding
 from harmony_chat.backends.llama_cpp import LlamaCppBackend
 from harmony_chat.bench.summary_bench import bench_summaries, summary_seconds
 from harmony_chat.chat.summary import summary_prompt
-from harmony_chat.pocket import pocket_model_path
+from harmony_chat.demo.pocket import pocket_model_path
 
 
 def test_the_estimate_adds_the_request_the_summary_and_one_resumed_token() -> None:

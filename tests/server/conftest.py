@@ -16,8 +16,9 @@ from openai_harmony import HarmonyEncoding
 from harmony_chat.backends.base import SamplingParams
 from harmony_chat.backends.llama_cpp import LlamaCppBackend
 from harmony_chat.backends.replay import ReplayBackend
-from harmony_chat.pocket import POCKET_DATE, POCKET_NAME, pocket_model_path
+from harmony_chat.demo.pocket import POCKET_DATE, POCKET_NAME, pocket_model_path
 from harmony_chat.server.app import ServerLimits, create_app, uvicorn_config
+from harmony_chat.server.backend_pool import BackendPool
 from harmony_chat.server.transcript import ServedModel
 from tests.helpers import ids
 
@@ -74,10 +75,13 @@ class RunningServer:
 
 
 @contextmanager
-def running(served: ServedModel, limits: ServerLimits | None = None) -> Iterator[RunningServer]:
-    """Run the app on 127.0.0.1 at a free port until the block ends."""
+def running(
+    served: ServedModel, limits: ServerLimits | None = None, pool: BackendPool | None = None
+) -> Iterator[RunningServer]:
+    """Run the app on 127.0.0.1 at a free port until the block ends (on ``pool``'s handles when given)."""
     limits = limits or ServerLimits()
-    config = uvicorn_config(create_app(served, limits), "127.0.0.1", 0, limits, log_level="warning", lifespan="off")
+    app = create_app(served, limits, pool)
+    config = uvicorn_config(app, "127.0.0.1", 0, limits, log_level="warning", lifespan="off")
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()

@@ -11,9 +11,9 @@ from openai_harmony import HarmonyEncoding
 
 from harmony_chat.backends.base import SamplingParams
 from harmony_chat.backends.llama_cpp import LlamaCppBackend
+from harmony_chat.demo.pocket import POCKET_NAME
 from harmony_chat.harmony import tokens as tk
 from harmony_chat.harmony.session import ChatSession
-from harmony_chat.pocket import POCKET_NAME
 from tests.server.conftest import RunningServer
 
 pytestmark = pytest.mark.llama

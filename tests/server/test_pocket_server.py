@@ -9,9 +9,9 @@ import pytest
 from openai.types.chat import ChatCompletionMessageFunctionToolCall
 
 from harmony_chat.backends.llama_cpp import LlamaCppBackend
-from harmony_chat.pocket import POCKET_NAME
-from harmony_chat.pocket.data import FACT_SUMMARIES, SHOPPING, SHOPPING_INSTRUCTIONS, WEATHER
+from harmony_chat.demo.pocket import POCKET_NAME
 from tests.server.conftest import RunningServer
+from training.pocket.data import FACT_SUMMARIES, SHOPPING, SHOPPING_INSTRUCTIONS, WEATHER
 
 pytestmark = pytest.mark.llama
 WEATHER_TOOL: Any = {

@@ -16,7 +16,7 @@ import httpx
 import pytest
 from openai_harmony import HarmonyEncoding
 
-from harmony_chat.pocket import POCKET_NAME
+from harmony_chat.demo.pocket import POCKET_NAME
 from harmony_chat.server.registry import (
     RegisteredServer,
     register,

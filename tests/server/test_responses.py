@@ -9,6 +9,7 @@ import pytest
 from openai import NotFoundError
 from openai_harmony import HarmonyEncoding
 
+from harmony_chat.server.generation import FLUSH_S
 from tests.server.conftest import replay_server
 from tests.server.test_chat_completions import AFTER_TOOL, ANSWER, CALL
 
@@ -45,7 +46,8 @@ def test_response_has_a_reasoning_item_with_reasoning_text_and_the_answer(encodi
 
 
 def test_streamed_events_follow_the_guides_sequence(encoding: HarmonyEncoding) -> None:
-    _, server = replay_server(encoding, ANSWER)
+    # tokens that come apart are sent apart (a stream joins only the text that arrives within FLUSH_S)
+    _, server = replay_server(encoding, ANSWER, delay_s=2 * FLUSH_S)
     with server as running:
         events = list(running.client().responses.create(model="replay-model", input="What is 2 + 2?", stream=True))
     assert [event.sequence_number for event in events] == list(range(len(events)))

@@ -133,7 +133,15 @@ def test_health_shows_details_only_with_the_key(encoding: HarmonyEncoding) -> No
         keyed = httpx.get(url, headers={"Authorization": "Bearer s3cret"}, timeout=10)
     assert anonymous.status_code == 200 and anonymous.json() == {"status": "ok"}
     assert wrong.status_code == 200 and wrong.json() == {"status": "ok"}
-    assert keyed.json() == {"status": "ok", "model": "replay-model", "busy": False, "waiting": 0}
+    assert keyed.json() == {
+        "status": "ok",
+        "model": "replay-model",
+        "busy": False,
+        "waiting": 0,
+        "generating": 0,
+        "parallel": 1,
+        "parallel_reason": "the in-process replay model runs one generation at a time",
+    }
 
 
 def test_deeply_nested_json_is_a_400_without_a_traceback(

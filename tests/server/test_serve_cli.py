@@ -37,6 +37,17 @@ def test_a_non_loopback_host_without_a_key_is_refused_in_one_line(
     assert code == 1 and "/nonexistent.txt" in err and "--host" not in err  # past the bind rule, to the model
 
 
+def test_parallel_for_the_in_process_model_is_refused_in_one_line_before_it_loads(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code = main(["serve", "--parallel", "4", "--replay", "/nonexistent.txt"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1
+    assert err.startswith("error: --parallel needs a serving engine (--url)") and "llama-server --parallel N" in err
+    assert "/nonexistent" not in err  # refused before the model is even looked for
+    assert main(["serve", "--parallel", "0", "--replay", "/nonexistent.txt"]) == 2  # below 1: refused by the option
+
+
 def _free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))

@@ -1,4 +1,4 @@
-"""Snapshot tests of the main screens (pytest-textual-snapshot; Textual is pinned in pyproject)."""
+"""Snapshot tests of the main screens (pytest-textual-snapshot; they pass on the Textual range pyproject allows)."""
 
 from __future__ import annotations
 
@@ -130,5 +130,5 @@ def researched(encoding: HarmonyEncoding, path: Path) -> tuple[HistoryStore, int
 
 def test_summary_and_citations(snap_compare: Any, encoding: HarmonyEncoding, tmp_path: Path) -> None:
     store, conversation = researched(encoding, tmp_path / "history.sqlite3")
-    app = make_app(history=store, resume=conversation, reasoning="summary")
+    app = make_app(history=store, resume=conversation, values={"ui.reasoning": "summary"})
     assert snap_compare(app, terminal_size=(100, 30), run_before=settle)

@@ -3,6 +3,10 @@
 The answers come from the JSON fixtures in ``tests/data/engines``, written from each engine's
 source at a cited version. Streams are sent with chunked transfer encoding, as uvicorn does, so a
 ``drop`` ends the connection mid-body the way a crashed server does. Every request is recorded.
+
+A client that leaves mid-answer (a cancel, a timeout) is what many tests do: the server notes it in
+``client_disconnects`` instead of printing a traceback. Any other error in the server is kept and
+fails the test when the server closes, so a real fault is never hidden in a passing run's log.
 """
 
 from __future__ import annotations
@@ -10,8 +14,10 @@ from __future__ import annotations
 import json
 import select
 import socket
+import sys
 import threading
 import time
+import traceback
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -37,6 +43,27 @@ class Recorded:
     body: Any
 
 
+CLIENT_LEFT = (BrokenPipeError, ConnectionResetError, ConnectionAbortedError)
+"""What reading from or writing to a connection raises once the client has closed it."""
+
+
+class _QuietServer(ThreadingHTTPServer):
+    """A threading HTTP server that sorts request errors instead of printing them to stderr."""
+
+    daemon_threads = True
+
+    def __init__(self, handler: type[BaseHTTPRequestHandler], engine: FakeEngine) -> None:
+        self.engine = engine
+        super().__init__(("127.0.0.1", 0), handler)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        error = sys.exc_info()[1]
+        if isinstance(error, CLIENT_LEFT):
+            self.engine.client_disconnects.append(type(error).__name__)
+        else:
+            self.engine.server_errors.append(traceback.format_exc())
+
+
 @dataclass
 class FakeEngine:
     """Serve ``fixture`` on a free loopback port; ``stream`` picks the recorded stream to replay.
@@ -58,6 +85,10 @@ class FakeEngine:
     requests: list[Recorded] = field(default_factory=list)
     disconnected: threading.Event = field(default_factory=threading.Event)
     """Set when a client leaves while a stream is being held back (the engine would abort)."""
+    client_disconnects: list[str] = field(default_factory=list)
+    """The errors that met requests whose client had gone (expected: cancels and timeouts)."""
+    server_errors: list[str] = field(default_factory=list)
+    """Tracebacks of any other error while serving a request: :meth:`close` fails the test with them."""
 
     def __post_init__(self) -> None:
         engine = self
@@ -74,16 +105,17 @@ class FakeEngine:
             def do_POST(self) -> None:
                 engine._handle(self, "POST")
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
+        self.server = _QuietServer(Handler, self)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
         self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self._thread.start()
 
     def close(self) -> None:
-        """Stop serving."""
+        """Stop serving; raise AssertionError with the tracebacks if serving a request failed."""
         self.server.shutdown()
         self.server.server_close()
+        if self.server_errors:
+            raise AssertionError("the fake engine failed while serving:\n" + "\n".join(self.server_errors))
 
     def generate_requests(self) -> list[Recorded]:
         """The recorded generate requests (the fixture's ``generate_path``)."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import socket
 import subprocess
@@ -13,11 +14,16 @@ from typing import Any
 import httpx
 import pytest
 
+from harmony_chat.backends.remote import llama_server_build as build
 from harmony_chat.backends.remote.llama_server_build import BuildError, SdistUnavailable, build_llama_server
 from harmony_chat.locations import cache_dir
 
 BUILD_ROOT = cache_dir()
 """The developer's cache dir, read at import: the suite's session fixture later points the cache at a temp dir."""
+CACHED_AT_START = build.server_binary(BUILD_ROOT).is_file()
+"""Whether a built llama-server was there when the run started (read in the process that prints the header)."""
+PORT_TRIES = 3
+"""Starts on a fresh port when another process took the chosen one first (parallel workers)."""
 
 STARTUP_S = 120.0
 """Longest wait for a server to load its model (a bound, not a speed check)."""
@@ -28,6 +34,10 @@ def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
+
+
+class PortTaken(RuntimeError):
+    """llama-server could not bind its port."""
 
 
 class LlamaServer:
@@ -52,9 +62,25 @@ class LlamaServer:
         """More command-line arguments (``--chat-template-file`` for a GGUF that carries no template)."""
         self.url = f"http://127.0.0.1:{self.port}"
         self.process: subprocess.Popen[bytes] | None = None
+        self._port_given = port is not None
 
     def start(self) -> LlamaServer:
-        """Launch the server and wait until ``/health`` says the model is loaded."""
+        """Launch the server and wait until ``/health`` says the model is loaded.
+
+        A port chosen here may be taken by another process between the probe and the bind: the server
+        then says it could not bind, and starts again on another port (a port given stays).
+        """
+        for _ in range(PORT_TRIES - 1):
+            try:
+                return self._start()
+            except PortTaken:
+                if self._port_given:
+                    raise
+                self.port = free_port()
+                self.url = f"http://127.0.0.1:{self.port}"
+        return self._start()
+
+    def _start(self) -> LlamaServer:
         command = [str(self.binary), "-m", str(self.model), "--host", "127.0.0.1", "--port", str(self.port)]
         command += ["-c", str(self.context), "-np", "1", "-t", "1", "--no-warmup", "--metrics"]
         if self.api_key:
@@ -65,7 +91,10 @@ class LlamaServer:
         deadline = time.monotonic() + STARTUP_S
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                raise RuntimeError(f"llama-server exited ({self.process.returncode}): {self.log_tail()}")
+                tail = self.log_tail()
+                if "couldn't bind" in tail:
+                    raise PortTaken(tail)
+                raise RuntimeError(f"llama-server exited ({self.process.returncode}): {tail}")
             try:
                 if httpx.get(self.url + "/health", timeout=2.0).status_code == 200:
                     return self
@@ -125,8 +154,34 @@ class LlamaServer:
         return " | ".join(lines[-8:])
 
 
+def status_line() -> str:
+    """One line for the run's header: where llama-server comes from, or what the run will do without it."""
+    given = os.environ.get(build.BINARY_ENV)
+    if given:
+        return f"llama-server: ${build.BINARY_ENV} = {given}"
+    binary = build.server_binary(BUILD_ROOT)
+    if binary.is_file():
+        return f"llama-server: cached at {binary}"
+    if shutil.which("cmake") is None:
+        return "llama-server: not built and no cmake: its tests are skipped (install cmake and a C++ compiler)"
+    minutes = build.QUICK_BUILD_MINUTES if build.wheel_library_dir() else build.FULL_BUILD_MINUTES
+    return (
+        f"llama-server: not built yet: the first test that needs it builds it once (~{minutes} min on 2 cores) "
+        f"into {binary.parent.parent}; with no network and no llama-cpp-python sdist in pip's cache, "
+        "its tests are skipped"
+    )
+
+
+def built_during_run_line() -> str | None:
+    """A line for the run's summary when this run built llama-server, else None."""
+    binary = build.server_binary(BUILD_ROOT)
+    if CACHED_AT_START or os.environ.get(build.BINARY_ENV) or not binary.is_file():
+        return None
+    return f"llama-server was built during this run; later runs reuse {binary}"
+
+
 def llama_server_binary() -> Path:
-    """The cached llama-server, built on first use (several minutes, once per machine).
+    """The cached llama-server, built on first use (minutes, once per machine, under a file lock).
 
     Offline with no build cached and no sources at hand, or without cmake, the tests are skipped
     with the reason; a build that fails with its sources and cmake present is a failure.

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from textual.pilot import Pilot
 
 from harmony_chat.chat.options import ChatOptions
-from harmony_chat.config import Settings
+from harmony_chat.config import Settings, set_setting
 from harmony_chat.tui.app import HarmonyChatApp
 from harmony_chat.tui.screenshots import PINNED_DATE, replay_factory, wait_idle
 
@@ -19,16 +20,21 @@ def make_app(
     theme_dir: Path | None = None,
     history: Any = None,
     resume: int | str | None = None,
+    values: Mapping[str, object] | None = None,
     **given: Any,
 ) -> HarmonyChatApp:
-    """An app in demo mode (replay, no delay) unless told otherwise."""
-    defaults: dict[str, Any] = {"replay_demo": True, "start_date": PINNED_DATE}
-    options = ChatOptions(**(defaults | given))
+    """An app in demo mode (replay, no delay) unless told otherwise.
+
+    ``values`` set settings by their paths (``{"chat.effort": "low"}``); ``given`` are the options
+    that are no setting (``replay_demo=False``, ``start_date``...).
+    """
     settings = settings or Settings()
     settings.ui.cursor_blink = False
+    for path, value in (values or {}).items():
+        set_setting(settings, path, value)
+    defaults: dict[str, Any] = {"replay_demo": True, "start_date": PINNED_DATE}
     return HarmonyChatApp(
-        options,
-        settings,
+        ChatOptions(settings, **(defaults | given)),
         theme_dir=theme_dir,
         backend_factory=factory or replay_factory(),
         history=history,

@@ -142,7 +142,7 @@ async def test_a_built_in_tool_is_never_saved(tmp_path: Path) -> None:
     app = tool_app(config, recording(tmp_path, PYTHON_CALL, ANSWER))
     try:
         async with app.run_test(size=(110, 40)) as pilot:
-            await until(pilot, lambda: app.chat.conversation is not None and app.chat.tool_runner is not None, "tools")
+            await until(pilot, lambda: app.chat.conversation is not None and app.chat.tools.runner is not None, "tools")
             modal = await ask(pilot, "What is 12 * 34?")
             assert modal.review.key == "builtin.python" and not modal.review.savable
             assert not modal.query("#always-save") and "always, saved" not in hint(modal)
@@ -164,7 +164,7 @@ async def test_a_saved_always_for_a_built_in_is_ignored_with_a_notice(tmp_path: 
     app = tool_app(config, recording(tmp_path, PYTHON_CALL, ANSWER))
     try:
         async with app.run_test(size=(110, 40), notifications=True) as pilot:
-            await until(pilot, lambda: app.chat.conversation is not None and app.chat.tool_runner is not None, "tools")
+            await until(pilot, lambda: app.chat.conversation is not None and app.chat.tools.runner is not None, "tools")
             shown = [str(notice.message) for notice in app._notifications]
             assert any("builtin.python ignored" in text for text in shown), shown
             modal = await ask(pilot, "What is 12 * 34?")  # asked, although the file says "always"

@@ -63,8 +63,8 @@ def research_app(
     recording.write_text("\n=====\n".join(completions) + "\n", encoding="utf-8")
     settings = load_settings(config)
     settings.ui.cursor_blink = False
-    options = ChatOptions.from_settings(settings, replay=recording, start_date=PINNED_DATE)
-    return HarmonyChatApp(options, settings, backend_factory=create_backend, history=history, resume=resume)
+    options = ChatOptions(settings, replay=recording, start_date=PINNED_DATE)
+    return HarmonyChatApp(options, backend_factory=create_backend, history=history, resume=resume)
 
 
 @pytest.fixture(autouse=True)
@@ -76,7 +76,7 @@ def _data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 async def tools_on(pilot: Any) -> None:
     app: Any = pilot.app
     await settle(pilot)
-    await until(pilot, lambda: app.chat.conversation is not None and app.chat.tool_runner is not None, "the tools")
+    await until(pilot, lambda: app.chat.conversation is not None and app.chat.tools.runner is not None, "the tools")
 
 
 async def send_and_finish(pilot: Any, text: str) -> None:

@@ -139,7 +139,7 @@ async def test_theme_switch_is_applied_and_saved(tmp_path: Path) -> None:
 async def test_model_error_is_shown_not_raised(tmp_path: Path) -> None:
     from harmony_chat.chat.factory import create_backend
 
-    app = make_app(factory=create_backend, replay_demo=False, model=tmp_path / "missing.gguf")
+    app = make_app(factory=create_backend, replay_demo=False, values={"model.path": str(tmp_path / "missing.gguf")})
     async with app.run_test(size=(100, 32)) as pilot:
         await settle(pilot)
         panel = app.chat.query_one(WelcomePanel)
@@ -148,7 +148,7 @@ async def test_model_error_is_shown_not_raised(tmp_path: Path) -> None:
 
 
 async def test_context_overflow_gives_the_message_back() -> None:
-    app = make_app(context=300)
+    app = make_app(values={"model.context": 300})
     async with app.run_test(size=(100, 32)) as pilot:
         await settle(pilot)
         long_text = "word " * 400
@@ -326,7 +326,7 @@ async def test_another_architecture_is_shown_not_raised(tmp_path: Path) -> None:
     writer.write_header_to_file()
     writer.write_kv_data_to_file()
     writer.close()
-    app = make_app(factory=create_backend, replay_demo=False, model=path)
+    app = make_app(factory=create_backend, replay_demo=False, values={"model.path": str(path)})
     async with app.run_test(size=(100, 32)) as pilot:
         await settle(pilot)
         notice = app.chat.query_one(WelcomePanel).notice

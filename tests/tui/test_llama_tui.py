@@ -16,7 +16,11 @@ from tests.tui.harness import make_app, send, settle
 
 @pytest.mark.llama
 async def test_chat_through_llama_cpp(tiny_gguf: Path) -> None:
-    app = make_app(factory=create_backend, replay_demo=False, model=tiny_gguf, context=1024, max_tokens=64)
+    app = make_app(
+        factory=create_backend,
+        replay_demo=False,
+        values={"model.path": str(tiny_gguf), "model.context": 1024, "model.max_tokens": 64},
+    )
     async with app.run_test(size=(110, 32)) as pilot:
         await settle(pilot)
         assert app.chat.conversation is not None

@@ -16,7 +16,7 @@ def efforts(app: Any) -> tuple[str, str]:
 
 async def test_a_new_chat_starts_at_the_configured_effort() -> None:
     """ctrl+r (and /effort) set this chat's effort; ctrl+n and /new start the next at [chat] effort."""
-    app = make_app(effort="low")
+    app = make_app(values={"chat.effort": "low"})
     async with app.run_test(size=(110, 36)) as pilot:
         await settle(pilot)
         assert efforts(app) == ("low", "low")

@@ -13,14 +13,14 @@ import random
 import pytest
 
 from harmony_chat.chat.factory import create_backend
+from harmony_chat.demo.pocket import POCKET_DATE, POCKET_QUESTIONS
 from harmony_chat.demo.weather import weather
-from harmony_chat.pocket import POCKET_DATE, POCKET_QUESTIONS
-from harmony_chat.pocket.data import CODE, FACTS
-from harmony_chat.pocket.texts import fallback
 from harmony_chat.tui.app import HarmonyChatApp
 from harmony_chat.tui.widgets.turn import AssistantTurn
 from tests.tui.harness import make_app, send
 from tests.tui.test_tools_tui import ask, finish, rows, tools_ready
+from training.pocket.data import CODE, FACTS
+from training.pocket.texts import fallback
 
 pytestmark = pytest.mark.llama
 
@@ -37,7 +37,13 @@ TOOL_ANSWERS = {
 
 def pocket_app() -> HarmonyChatApp:
     """The app as ``harmony-chat`` starts it with no model (greedy, on the training date, demo tools)."""
-    return make_app(factory=create_backend, replay_demo=False, temperature=0.0, start_date=POCKET_DATE, demo_tools=True)
+    return make_app(
+        factory=create_backend,
+        replay_demo=False,
+        values={"model.temperature": 0.0},
+        start_date=POCKET_DATE,
+        demo_tools=True,
+    )
 
 
 def last_answer(app: HarmonyChatApp) -> str:

@@ -51,8 +51,8 @@ def reasoning_app(
     recording.write_text("\n=====\n".join(completions) + "\n", encoding="utf-8")
     settings = load_settings(config)
     settings.ui.cursor_blink = False
-    options = ChatOptions.from_settings(settings, replay=recording, start_date=PINNED_DATE)
-    app = HarmonyChatApp(options, settings, backend_factory=create_backend, history=history, resume=resume)
+    options = ChatOptions(settings, replay=recording, start_date=PINNED_DATE)
+    app = HarmonyChatApp(options, backend_factory=create_backend, history=history, resume=resume)
     return app, config
 
 

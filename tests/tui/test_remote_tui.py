@@ -17,17 +17,17 @@ from textual.widgets import RichLog
 from harmony_chat.backends.base import SamplingParams
 from harmony_chat.backends.remote import LlamaServerBackend
 from harmony_chat.chat.factory import create_backend, demo_servers
+from harmony_chat.demo.pocket import POCKET_DATE, pocket_manifest, pocket_model_path
 from harmony_chat.demo.weather import weather
 from harmony_chat.harmony.events import StopReason
-from harmony_chat.pocket import POCKET_DATE, pocket_manifest, pocket_model_path
-from harmony_chat.pocket.data import FACTS, FOLLOW_UPS
-from harmony_chat.pocket.texts import scaled
 from harmony_chat.tui.app import HarmonyChatApp
 from harmony_chat.tui.widgets.turn import AssistantTurn
 from tests.support.llama_server import LlamaServer, llama_server_binary, serve
 from tests.tui.harness import make_app, send, settle
 from tests.tui.screen_text import shown
 from tests.tui.test_tools_tui import ask, finish, notices, rows, tools_ready, until
+from training.pocket.data import FACTS, FOLLOW_UPS
+from training.pocket.texts import scaled
 
 pytestmark = pytest.mark.llama_server
 
@@ -54,10 +54,10 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServer]:
     yield from serve(llama_server_binary(), pocket_model_path(), tmp_path_factory.mktemp("remote-tui"))
 
 
-def remote_app(server: LlamaServer, **given: Any) -> HarmonyChatApp:
+def remote_app(server: LlamaServer, values: dict[str, Any] | None = None) -> HarmonyChatApp:
     """The app as ``harmony-chat --url URL`` starts it (greedy, on the pocket model's training date)."""
-    options: dict[str, Any] = {"url": server.url, "temperature": 0.0, "start_date": POCKET_DATE}
-    return make_app(factory=create_backend, replay_demo=False, **(options | given))
+    values = {"model.url": server.url, "model.temperature": 0.0} | (values or {})
+    return make_app(factory=create_backend, replay_demo=False, start_date=POCKET_DATE, values=values)
 
 
 def last_turn(app: HarmonyChatApp) -> AssistantTurn:
@@ -155,7 +155,7 @@ async def test_chat_hides_reasoning_cycles_effort_and_shows_tokens(server: Llama
 
 
 async def test_tool_call_is_approved_and_answered_with_the_result(server: LlamaServer) -> None:
-    app = remote_app(server, mcp_servers=demo_servers())
+    app = remote_app(server, {"mcp.servers": demo_servers()})
     try:
         async with app.run_test(size=SIZE) as pilot:
             await tools_ready(pilot)

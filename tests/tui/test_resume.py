@@ -19,7 +19,7 @@ SHORT = "Why is the sky blue? Keep it short."
 
 async def _stored(tmp_path: Path, questions: list[str], effort: str = "medium") -> tuple[HistoryStore, int]:
     store = HistoryStore(tmp_path / "history.sqlite3")
-    app = make_app(history=store, effort=effort)
+    app = make_app(history=store, values={"chat.effort": effort})
     async with app.run_test(size=(110, 36)) as pilot:
         await settle(pilot)
         for question in questions:
@@ -31,7 +31,7 @@ async def _stored(tmp_path: Path, questions: list[str], effort: str = "medium") 
 
 async def test_continue_runs_at_the_effort_shown(tmp_path: Path) -> None:
     store, conversation = await _stored(tmp_path, [SHORT], effort="low")
-    app = make_app(history=store, resume=conversation, effort="high")
+    app = make_app(history=store, resume=conversation, values={"chat.effort": "high"})
     async with app.run_test(size=(110, 36)) as pilot:
         await settle(pilot)
         assert app.chat.status.effort == "high"
@@ -43,7 +43,7 @@ async def test_continue_runs_at_the_effort_shown(tmp_path: Path) -> None:
 
 async def test_reopening_from_the_history_runs_at_the_effort_shown(tmp_path: Path) -> None:
     store, _ = await _stored(tmp_path, [SHORT], effort="low")
-    app = make_app(history=store, effort="high")
+    app = make_app(history=store, values={"chat.effort": "high"})
     async with app.run_test(size=(110, 36)) as pilot:
         await settle(pilot)
         await pilot.press("ctrl+o")

@@ -20,8 +20,8 @@ from tests.tui.harness import make_app, send, settle
 async def test_switching_to_the_pocket_model_replaces_the_error_panel(tmp_path: Path) -> None:
     from harmony_chat.chat.factory import create_backend
 
-    app = make_app(factory=replay_factory(), replay_demo=False, model=tmp_path / "missing.gguf")
-    app.backend_factory = lambda options: (create_backend if options.model else replay_factory())(options)
+    app = make_app(factory=replay_factory(), replay_demo=False, values={"model.path": str(tmp_path / "missing.gguf")})
+    app.backend_factory = lambda options: (create_backend if options.model_path else replay_factory())(options)
     async with app.run_test(size=(100, 40)) as pilot:
         await settle(pilot)
         (panel,) = app.chat.query(WelcomePanel)
@@ -32,7 +32,7 @@ async def test_switching_to_the_pocket_model_replaces_the_error_panel(tmp_path: 
         assert [p.notice for p in panels] == [None] and panels[0].pocket
         assert app.chat.status.model == "pocket-gpt-oss (pocket demo model)"
         assert app.chat.status.state == "idle"
-        app.chat.post_message(ModelsFound([], "a failure reported late", load_id=app.chat.load_id - 1))
+        app.chat.post_message(ModelsFound([], "a failure reported late", load_id=app.chat.loader.load_id - 1))
         await settle(pilot)
         assert [p.notice for p in app.chat.query(WelcomePanel)] == [None]
 
@@ -86,3 +86,21 @@ async def test_palette_has_a_history_entry(tmp_path: Path) -> None:
         await pilot.press("enter")
         await pilot.pause(0.3)
         assert isinstance(app.screen, HistoryScreen)
+
+
+async def test_the_status_bar_is_bound_to_what_the_screen_owns() -> None:
+    """Effort, reasoning mode, debug and state live on the chat screen; the status bar and the view follow them."""
+    from harmony_chat.config import Settings, UiSettings
+
+    app = make_app(settings=Settings(ui=UiSettings(debug=True)))
+    async with app.run_test(size=(100, 32)) as pilot:
+        await settle(pilot)
+        chat, status = app.chat, app.chat.status
+        assert chat.debug and status.debug and chat.has_class("-debug") and chat.inspector.display  # [ui] debug
+        assert chat.conversation is not None
+        chat.effort, chat.reasoning, chat.debug, chat.state = "high", "raw", False, "answering"
+        await pilot.pause()
+        assert (status.effort, status.reasoning, status.debug, status.state) == ("high", "raw", False, "answering")
+        assert chat.conversation.effort == "high"
+        assert chat.has_class("-reasoning-raw") and not chat.has_class("-debug")
+        assert "effort high" in str(status.render()) and "DEBUG" not in str(status.render())

@@ -41,7 +41,7 @@ async def test_a_message_sent_while_loading_is_shown_then_answered() -> None:
     app = make_app(factory=gated_factory(gate))
     async with app.run_test(size=(100, 32)) as pilot:
         await pilot.pause(0.2)
-        assert app.chat.conversation is None and app.chat.loading
+        assert app.chat.conversation is None and app.chat.loader.loading
         await _type_and_send(pilot, QUESTION)
         assert app.chat.prompt.text == ""
         assert [m.render().plain for m in app.chat.query(UserMessage)] == [QUESTION]  # type: ignore[union-attr]

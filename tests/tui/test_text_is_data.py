@@ -131,7 +131,7 @@ async def test_model_error_with_brackets_and_markdown_in_its_path(tmp_path: Path
     from harmony_chat.chat.factory import create_backend
 
     path = tmp_path / "[/]*not* `here`.gguf"
-    app = make_app(factory=create_backend, replay_demo=False, model=path)
+    app = make_app(factory=create_backend, replay_demo=False, values={"model.path": str(path)})
     async with app.run_test(size=(200, 40)) as pilot:
         await settle(pilot)
         panel = app.chat.query_one(WelcomePanel)

@@ -66,8 +66,8 @@ def tool_app(
     """The app as ``harmony-chat --config CONFIG --replay REPLAY`` starts it (replay without delay)."""
     settings = load_settings(config)
     settings.ui.cursor_blink = False
-    options = ChatOptions.from_settings(settings, replay=replay, start_date=PINNED_DATE)
-    app = HarmonyChatApp(options, settings, backend_factory=create_backend, history=history, resume=resume)
+    options = ChatOptions(settings, replay=replay, start_date=PINNED_DATE)
+    app = HarmonyChatApp(options, backend_factory=create_backend, history=history, resume=resume)
     app.approval_clock = ManualClock()  # the approval modal's typing guard: ask() lets its time pass
     return app
 

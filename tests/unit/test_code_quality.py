@@ -1,26 +1,20 @@
-"""The project stays ruff- and mypy-clean (checked in CI, since CI runs this suite)."""
+"""Every module says what it is for.
+
+Lint and type checks (ruff check, ruff format --check, mypy) run in ``.ci/lint`` with the versions pinned
+in constraints.txt, not here: a user's pytest must not fail because a dependency shipped new type hints.
+"""
 
 from __future__ import annotations
 
-import subprocess
-import sys
+import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_ruff_is_clean() -> None:
-    result = subprocess.run([sys.executable, "-m", "ruff", "check", "."], capture_output=True, text=True, cwd=ROOT)
-    assert result.returncode == 0, result.stdout + result.stderr
-
-
-def test_mypy_is_clean() -> None:
-    result = subprocess.run([sys.executable, "-m", "mypy"], capture_output=True, text=True, cwd=ROOT)
-    assert result.returncode == 0, result.stdout + result.stderr
-
-
 def test_modules_are_documented() -> None:
     """Every module says what it is for (a module is one responsibility, whatever its length)."""
-    for path in (ROOT / "harmony_chat").rglob("*.py"):
-        text = path.read_text(encoding="utf-8")
-        assert text.lstrip().startswith('"""'), f"{path} lacks a module docstring"
+    paths = [*(ROOT / "harmony_chat").rglob("*.py"), *(ROOT / "training").rglob("*.py")]
+    assert any(path.parts[-3:] == ("training", "pocket", "train.py") for path in paths)
+    for path in paths:
+        assert ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))), f"{path} lacks a module docstring"

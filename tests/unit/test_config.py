@@ -12,6 +12,7 @@ import pytest
 
 from harmony_chat.chat.options import ChatOptions
 from harmony_chat.config import ConfigError, load_settings, save_ui_value
+from tests.support.flags import options_from
 
 GOOD = """
 [model]
@@ -140,12 +141,11 @@ def test_theme_names_match_the_app() -> None:
 def test_cli_options_override_the_file(tmp_path: Path) -> None:
     path = tmp_path / "config.toml"
     path.write_text(GOOD)
-    settings = load_settings(path)
-    options = ChatOptions.from_settings(settings, effort="low", context=None, demo=None)
-    assert options.effort == "low" and options.context == 8192
-    assert options.model == Path.home() / "models" / "gpt-oss-20b.gguf"
-    demo = ChatOptions.from_settings(settings, demo=True)
-    assert demo.demo and demo.model is None and demo.uses_pocket
+    options = options_from("--config", str(path), "--effort", "low")
+    assert options.settings.chat.effort == "low" and options.settings.model.context == 8192
+    assert options.model_path == Path.home() / "models" / "gpt-oss-20b.gguf"
+    demo = options_from("--config", str(path), "--demo")
+    assert demo.demo and demo.model_path is None and demo.uses_pocket
     assert not options.uses_pocket and ChatOptions().uses_pocket
 
 

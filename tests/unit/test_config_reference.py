@@ -1,4 +1,4 @@
-"""The README's config reference is generated from the settings' docstrings and stays in step."""
+"""The README's config reference and the CLI's digest are generated from the settings and stay in step."""
 
 from __future__ import annotations
 
@@ -8,7 +8,16 @@ import pytest
 from pydantic import BaseModel
 
 from harmony_chat.config import ChatSettings, HistorySettings, ModelSettings, Settings, UiSettings
-from harmony_chat.config_reference import END, README, START, main, render_reference, replace_reference
+from harmony_chat.config_reference import (
+    DIGEST,
+    END,
+    README,
+    START,
+    main,
+    render_digest,
+    render_reference,
+    replace_reference,
+)
 
 
 def test_the_readme_holds_the_generated_reference() -> None:
@@ -32,11 +41,24 @@ def test_a_changed_docstring_changes_the_reference(monkeypatch: pytest.MonkeyPat
     assert row in render_reference()
 
 
+def test_the_cli_digest_holds_the_generated_settings() -> None:
+    assert DIGEST.read_text(encoding="utf-8") == render_digest(), "run: python -m harmony_chat.config_reference --write"
+
+
+def test_a_changed_docstring_changes_the_digest(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(ModelSettings.model_fields["context"], "description", "Tokens the model can see at once.")
+    namespace: dict[str, object] = {}
+    exec(render_digest(), namespace)
+    assert namespace["SETTINGS"]["model.context"] == ("int", (), "Tokens the model can see at once.")  # type: ignore[index]
+
+
 def test_write_replaces_only_between_the_markers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    readme = tmp_path / "README.md"
+    readme, digest = tmp_path / "README.md", tmp_path / "settings_digest.py"
     readme.write_text(f"# Title\n\nbefore\n\n{START}\nstale\n{END}\n\nafter\n", encoding="utf-8")
     monkeypatch.setattr("harmony_chat.config_reference.README", readme)
+    monkeypatch.setattr("harmony_chat.config_reference.DIGEST", digest)
     assert main(["--write"]) == 0
     assert readme.read_text(encoding="utf-8") == f"# Title\n\nbefore\n\n{render_reference()}\n\nafter\n"
+    assert digest.read_text(encoding="utf-8") == render_digest()
     with pytest.raises(ValueError, match="markers"):
         replace_reference("# no markers")

@@ -21,10 +21,11 @@ from pathlib import Path
 from harmony_chat.backends.replay import ReplayBackend
 from harmony_chat.chat.conversation import ChatConversation
 from harmony_chat.harmony.session import ChatSession
+from harmony_chat.demo.pocket import pocket_model_path
 from harmony_chat.harmony.vocab import load_encoding
 from harmony_chat.history.store import HistoryStore
 from harmony_chat.tui.generation import GenerationRun
-encoding = load_encoding()
+encoding = load_encoding(fallback_gguf=pocket_model_path())
 store = HistoryStore(Path(sys.argv[1]))
 story = "<|channel|>final<|message|>" + "Once upon a time. " * int(sys.argv[2]) + "The end.<|return|>"
 backend = ReplayBackend(turns=[encoding.encode(story, allowed_special="all")], delay_s=0.005)

@@ -1,7 +1,8 @@
-"""The engine, the conversation core and the tools never import Textual; the CLI starts light."""
+"""Engine, core, tools and the training lab never import Textual; the CLI starts light; no import circles."""
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
 from pathlib import Path
@@ -13,9 +14,10 @@ ENGINE_PACKAGES = (
     "harmony_chat/gguf",
     "harmony_chat/history",
     "harmony_chat/bench",
-    "harmony_chat/pocket",
+    "harmony_chat/demo",
     "harmony_chat/chat",
     "harmony_chat/tools",
+    "training",
 )
 
 
@@ -30,6 +32,7 @@ def _modules() -> list[str]:
 def test_engine_modules_import_without_textual() -> None:
     modules = _modules()
     assert "harmony_chat.harmony.decoder" in modules and "harmony_chat.backends.llama_cpp" in modules
+    assert "harmony_chat.demo.pocket" in modules and "training.pocket.train" in modules
     code = (
         "import importlib, sys\n"
         f"for name in {modules!r}: importlib.import_module(name)\n"
@@ -57,6 +60,21 @@ def test_cli_import_is_light() -> None:
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
 
 
+def test_help_loads_no_settings_model() -> None:
+    """The flags' help comes from the settings' digest: ``--help`` loads neither the settings nor pydantic-settings."""
+    code = (
+        "import sys\n"
+        "from harmony_chat.cli import main\n"
+        "for args in (['--help'], ['ask', '--help'], ['serve', '--help']): assert main(args) == 0\n"
+        "heavy = ('harmony_chat.config', 'pydantic_settings', 'llama_cpp', 'openai_harmony')\n"
+        "assert not [m for m in heavy if m in sys.modules], [m for m in heavy if m in sys.modules]\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert result.returncode == 0, result.stderr
+    shown = " ".join(result.stdout.split())
+    assert "--ctx <int> Context size in tokens (the model's own limit applies too)." in shown
+
+
 def test_the_chat_screen_starts_without_the_browsers_http_client() -> None:
     """Citations are drawn from the start; fetching pages (httpx, ~100 ms to import) waits for a call."""
     code = (
@@ -74,3 +92,113 @@ def test_help_runs() -> None:
     result = subprocess.run([sys.executable, "-m", "harmony_chat", "--help"], capture_output=True, text=True, cwd=ROOT)
     assert result.returncode == 0
     assert "ask" in result.stdout
+
+
+class _Imports(ast.NodeVisitor):
+    """The modules a module imports: at its top level (``if TYPE_CHECKING:`` included), or anywhere."""
+
+    def __init__(self, module: str, is_package: bool, in_functions: bool) -> None:
+        self.package = module if is_package else module.rpartition(".")[0]
+        self.in_functions = in_functions
+        self.found: set[str] = set()
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
+        if self.in_functions:
+            self.generic_visit(node)
+
+    def visit_AsyncFunctionDef(self, node: ast.AsyncFunctionDef) -> None:
+        if self.in_functions:
+            self.generic_visit(node)
+
+    def visit_Import(self, node: ast.Import) -> None:
+        self.found.update(alias.name for alias in node.names)
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        base = node.module or ""
+        if node.level:
+            package = self.package.rsplit(".", node.level - 1)[0] if node.level > 1 else self.package
+            base = f"{package}.{base}" if base else package
+        self.found.add(base)
+        self.found.update(f"{base}.{alias.name}" for alias in node.names)  # names that are modules
+
+
+def import_graph(package: str, in_functions: bool = False) -> dict[str, set[str]]:
+    """Each module of ``package`` (a folder under the repository) and the modules of it that it imports."""
+    paths = {_module_name(path): path for path in (ROOT / package.replace(".", "/")).rglob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for name, path in paths.items():
+        imports = _Imports(name, path.name == "__init__.py", in_functions)
+        imports.visit(ast.parse(path.read_text(encoding="utf-8")))
+        graph[name] = {found for found in imports.found if found in paths and found != name}
+    return graph
+
+
+def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The groups of modules that import each other in a circle (strongly connected components, Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    cycles: list[list[str]] = []
+
+    def visit(module: str) -> None:
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        on_stack.add(module)
+        for imported in sorted(graph[module]):
+            if imported not in index:
+                visit(imported)
+                low[module] = min(low[module], low[imported])
+            elif imported in on_stack:
+                low[module] = min(low[module], index[imported])
+        if low[module] == index[module]:
+            group = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                group.append(member)
+                if member == module:
+                    break
+            if len(group) > 1:
+                cycles.append(sorted(group))
+
+    for module in sorted(graph):
+        if module not in index:
+            visit(module)
+    return cycles
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def test_the_cycle_finder_finds_a_circle_and_none_where_there_is_none() -> None:
+    assert import_cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert import_cycles({"a": {"b"}, "b": {"c"}, "c": set(), "d": {"a", "c"}}) == []
+
+
+def test_the_import_graph_sees_type_checking_and_relative_imports() -> None:
+    graph = import_graph("harmony_chat.tui")
+    assert "harmony_chat.tui.screens.chat" in graph["harmony_chat.tui.app"]
+    assert "harmony_chat.tui.widgets.turn" in graph["harmony_chat.tui.screens.chat"]
+    # a name imported from a module is not a module; a module imported from a package is
+    assert "harmony_chat.tui.textual_private" in graph["harmony_chat.tui.widgets.answer"]
+
+
+def test_the_tui_modules_import_each_other_in_no_circle() -> None:
+    """The app builds screens, screens build widgets: nothing below imports what is above it, not even for types.
+
+    Imports inside functions count too (a lazy import back up is the same circle, found later).
+    """
+    assert import_cycles(import_graph("harmony_chat.tui", in_functions=True)) == []
+
+
+def test_no_tui_module_writes_the_config_file() -> None:
+    """What the user's choices save goes through ``harmony_chat.preferences``; the TUI writes no TOML itself."""
+    writers = {"save_config_value", "save_ui_value", "tomlkit"}
+    for path in (ROOT / "harmony_chat" / "tui").rglob("*.py"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        named = {alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) for alias in node.names}
+        named |= {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+        assert not named & writers, (path, named & writers)

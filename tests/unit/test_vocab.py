@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from harmony_chat.demo.pocket import pocket_model_path
 from harmony_chat.errors import VocabularyError
 from harmony_chat.harmony import vocab
 from harmony_chat.harmony.vocab import VOCAB_FILE, VOCAB_SHA256, resolve_vocabulary
@@ -25,12 +26,6 @@ def no_download(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
 
     monkeypatch.setattr(vocab, "_download", refuse)
     return calls
-
-
-@pytest.fixture
-def no_shipped_gguf(monkeypatch: pytest.MonkeyPatch) -> None:
-    """An install whose pocket GGUF is missing, to reach the later sources."""
-    monkeypatch.setattr(vocab, "_shipped_gguf", lambda: None)
 
 
 @pytest.fixture
@@ -57,7 +52,7 @@ def test_cache_dir_is_used(vocab_file: Path, empty_cache: Path, no_download: lis
     assert no_download == []
 
 
-def test_corrupt_cache_is_not_trusted(empty_cache: Path, no_download: list[Path], no_shipped_gguf: None) -> None:
+def test_corrupt_cache_is_not_trusted(empty_cache: Path, no_download: list[Path]) -> None:
     empty_cache.mkdir(parents=True)
     (empty_cache / VOCAB_FILE).write_text("garbage")
     with pytest.raises(VocabularyError):
@@ -75,7 +70,7 @@ def test_derived_from_gguf_and_cached(tiny_gguf: Path, empty_cache: Path, no_dow
 
 @pytest.mark.skipif(os.name != "posix", reason="POSIX permission bits")
 def test_the_cache_folders_the_app_makes_are_private(
-    vocab_file: Path, empty_cache: Path, no_shipped_gguf: None, monkeypatch: pytest.MonkeyPatch
+    vocab_file: Path, empty_cache: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(vocab, "_download", lambda folder: vocab._write_verified(vocab_file.read_bytes(), folder))
     old = os.umask(0o022)
@@ -92,7 +87,6 @@ def test_gguf_with_a_different_vocabulary_is_refused(
     merges: list[str],
     empty_cache: Path,
     no_download: list[Path],
-    no_shipped_gguf: None,
 ) -> None:
     from harmony_chat.gguf.writer import GptOssShape, random_tensors, write_gpt_oss_gguf
 
@@ -107,7 +101,7 @@ def test_gguf_with_a_different_vocabulary_is_refused(
     assert not (empty_cache / VOCAB_FILE).exists()
 
 
-def test_every_option_is_named_when_all_fail(empty_cache: Path, no_download: list[Path], no_shipped_gguf: None) -> None:
+def test_every_option_is_named_when_all_fail(empty_cache: Path, no_download: list[Path]) -> None:
     with pytest.raises(VocabularyError) as raised:
         resolve_vocabulary()
     message = str(raised.value)
@@ -120,19 +114,42 @@ def test_derived_from_the_shipped_pocket_gguf_when_nothing_else_is_there(
     empty_cache: Path, no_download: list[Path]
 ) -> None:
     """A fresh install, offline, with no GGUF of its own and nothing beside it still finds the vocabulary."""
-    folder = resolve_vocabulary()
+    folder = resolve_vocabulary(fallback_gguf=pocket_model_path())
     assert folder == empty_cache
     assert hashlib.sha256((folder / VOCAB_FILE).read_bytes()).hexdigest() == VOCAB_SHA256
     assert no_download == []
 
 
-def test_a_damaged_shipped_gguf_falls_through_to_the_download(
-    tmp_path: Path, empty_cache: Path, no_download: list[Path], monkeypatch: pytest.MonkeyPatch
+def test_the_users_gguf_comes_before_the_fallback(
+    tiny_gguf: Path, tmp_path: Path, empty_cache: Path, no_download: list[Path]
 ) -> None:
     damaged = tmp_path / "pocket.gguf"
     damaged.write_bytes(b"GGUF but not really")
-    monkeypatch.setattr(vocab, "_shipped_gguf", lambda: damaged)
+    assert resolve_vocabulary(tiny_gguf, fallback_gguf=damaged) == empty_cache
+    assert no_download == []
+
+
+def test_a_missing_fallback_is_skipped(tmp_path: Path, empty_cache: Path, no_download: list[Path]) -> None:
+    """An install that lacks its pocket GGUF goes on to the download; the message does not name the lost file."""
+    missing = tmp_path / "pocket-gpt-oss.gguf"
     with pytest.raises(VocabularyError) as raised:
-        resolve_vocabulary()
+        resolve_vocabulary(fallback_gguf=missing)
+    assert no_download == [empty_cache]
+    assert str(missing) not in str(raised.value)
+
+
+def test_a_damaged_shipped_gguf_falls_through_to_the_download(
+    tmp_path: Path, empty_cache: Path, no_download: list[Path]
+) -> None:
+    damaged = tmp_path / "pocket.gguf"
+    damaged.write_bytes(b"GGUF but not really")
+    with pytest.raises(VocabularyError) as raised:
+        resolve_vocabulary(fallback_gguf=damaged)
     assert no_download == [empty_cache]
     assert str(damaged) in str(raised.value) and "\n" not in str(raised.value)
+
+
+def test_the_vocabulary_module_leaves_the_fallback_to_its_caller() -> None:
+    """The format layer knows no demo asset: nothing in it names the pocket model's package."""
+    source = Path(vocab.__file__).read_text(encoding="utf-8")
+    assert "harmony_chat.demo" not in source and "harmony_chat.pocket" not in source

@@ -7,6 +7,7 @@ harmony parsers are never used.
 
 from __future__ import annotations
 
+import copy
 import time
 from abc import abstractmethod
 from collections.abc import Callable, Collection, Generator, Iterator, Mapping, Sequence
@@ -240,6 +241,31 @@ class RemoteBackend(ModelBackend):
     def prefill(self, tokens: Sequence[int]) -> int:
         """Nothing to do ahead of time: the engines keep their own prefix caches."""
         return 0
+
+    @property
+    def parallel_slots(self) -> int | None:
+        """How many generations the engine says it runs at once (None: it says nothing; valid after :meth:`load`)."""
+        return None
+
+    def handles(self, count: int) -> list[RemoteBackend]:
+        """``count`` backends for generations at once: this one, then copies sharing its connection.
+
+        Each keeps its own per-generation state (figures, stream), so each may generate in its own
+        thread; closing any of them closes the shared connection (close this one, once). Call it
+        after :meth:`load`.
+
+        Raises:
+            EngineError: when the engine cannot run ``count`` generations at once.
+        """
+        return [self] + [self._twin() for _ in range(count - 1)]
+
+    def _twin(self) -> RemoteBackend:
+        """A copy on the same engine and connection, with per-generation state of its own."""
+        twin = copy.copy(self)
+        twin.last_stats = GenerationStats()
+        twin.last_token_logprob = None
+        twin._started = twin._first = 0.0
+        return twin
 
     def close(self) -> None:
         """Close the HTTP connections."""

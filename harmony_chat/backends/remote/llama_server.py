@@ -15,7 +15,8 @@ whose ``tools/server/README.md`` and ``server-task.cpp`` / ``server-context.cpp`
 - It stops by itself on the gpt-oss end-of-generation tokens ``<|return|>`` and ``<|call|>``;
   there is no ``stop_token_ids``. Its text fields drop control tokens, so only ids are read.
 - ``GET /health`` answers 503 while the model loads; ``GET /props`` gives ``model_path``,
-  ``default_generation_settings.n_ctx`` and ``build_info``; ``POST /tokenize`` takes
+  ``default_generation_settings.n_ctx`` (a slot's context), ``total_slots`` (``--parallel``:
+  generations it runs at once, batched) and ``build_info``; ``POST /tokenize`` takes
   ``content``/``add_special``/``parse_special``. ``--api-key`` guards everything but ``/health``
   with ``Authorization: Bearer`` (401 ``{"error": {"code": 401, "type": "authentication_error"}}``).
 """
@@ -47,12 +48,16 @@ class LlamaServerBackend(RemoteBackend):
     def __init__(self, client: EngineClient, *, model_name: str | None = None, slot: int = -1) -> None:
         super().__init__(client, model_name=model_name)
         self.slot = slot
+        self.total_slots: int | None = None
+        """The server's slots (``--parallel``), from ``/props`` (None: it does not say)."""
 
     def _describe(self) -> tuple[str, int]:
         self.client.call("GET", "/health", doing="checking the server is ready")
         props = self.client.call("GET", "/props", doing="reading the model's properties")
         if not isinstance(props, Mapping):
             raise EngineError(f"{self.client.label} answered /props with something that is not JSON")
+        slots = props.get("total_slots")
+        self.total_slots = slots if isinstance(slots, int) and not isinstance(slots, bool) and slots > 0 else None
         settings = props.get("default_generation_settings")
         context = settings.get("n_ctx") if isinstance(settings, Mapping) else None
         path = props.get("model_path")
@@ -61,6 +66,35 @@ class LlamaServerBackend(RemoteBackend):
 
     def _tokenize(self, text: str) -> list[int]:
         return self._tokenize_with({"content": text, "add_special": False, "parse_special": True})
+
+    @property
+    def parallel_slots(self) -> int | None:
+        """The server's slots: each runs one generation, all of them batched together (1 when it does not say)."""
+        return self.total_slots or 1
+
+    def handles(self, count: int) -> list[RemoteBackend]:
+        """``count`` backends, each pinned to a slot of its own (slot ``i`` for the ``i``-th), so each keeps its cache.
+
+        One handle is this backend as it is (``id_slot`` -1 lets the server pick the slot by shared
+        prefix); several are copies, this one left as it is.
+
+        Raises:
+            EngineError: when the server has fewer slots than ``count``.
+        """
+        if self.total_slots is not None and count > self.total_slots:
+            raise EngineError(
+                f"{count} generations at once need {count} slots, and {self.client.label} has "
+                f"{self.total_slots}; start it with --parallel {count}, or ask for {self.total_slots} or fewer"
+            )
+        if count == 1 or self.total_slots is None:
+            return super().handles(count)
+        handles: list[RemoteBackend] = []
+        for slot in range(count):
+            twin = self._twin()
+            assert isinstance(twin, LlamaServerBackend)
+            twin.slot = slot
+            handles.append(twin)
+        return handles
 
     def _request(
         self,

@@ -4,6 +4,13 @@ The conversation itself (session, model, effort, history, tools) is a
 :class:`~harmony_chat.chat.conversation.ChatConversation`; the screen drives it from worker
 threads (one at a time, in order) and renders the events it yields. Nothing here edits the
 session or writes the history.
+
+The screen owns what the user sets for the chat as reactives: ``effort``, ``reasoning``, ``debug``
+and ``state``. The status bar is bound to them (``data_bind``) and their watchers carry each
+change to the conversation and the view, so no value is copied by hand. Separable concerns are
+collaborators built with what they need: :class:`~harmony_chat.tui.screens.loading.ModelLoader`
+(loads), :class:`~harmony_chat.tui.screens.tooling.ChatTools` (tools and their approval) and
+:class:`~harmony_chat.preferences.Preferences` (what a choice saves to the config file).
 """
 
 from __future__ import annotations
@@ -12,41 +19,81 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterator
+from functools import partial
+from pathlib import Path
 from typing import TYPE_CHECKING
 
-from textual import work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, VerticalScroll
+from textual.reactive import var
+from textual.screen import Screen
 from textual.widget import MountError, Widget
 
+from harmony_chat.chat.approval import Choice, Decision
 from harmony_chat.chat.events import ChatEvent, Notice, ReasoningSummary, ToolFinished
+from harmony_chat.chat.summary import ReasoningMode
 from harmony_chat.collector import release, settle
-from harmony_chat.harmony.effort import Effort, next_effort
+from harmony_chat.errors import HarmonyChatError
+from harmony_chat.harmony.effort import Effort, next_effort, parse_effort
 from harmony_chat.harmony.turn import PromptReady, TurnStats
+from harmony_chat.preferences import NotSaved, Preferences
 from harmony_chat.tui.bindings import SCREEN_KEYS
-from harmony_chat.tui.messages import ModelReady, TurnDone, TurnEvents
+from harmony_chat.tui.messages import (
+    ApprovalNeeded,
+    ApprovalWithdrawn,
+    ConversationFailed,
+    ConversationOpened,
+    LastMessageTaken,
+    ModelFailed,
+    ModelLoading,
+    ModelReady,
+    ModelsFound,
+    ToolNotice,
+    ToolsReady,
+    TurnDone,
+    TurnEvents,
+)
 from harmony_chat.tui.render_caches import release_removed_widgets
-from harmony_chat.tui.screens.edits import ConversationEdits
 from harmony_chat.tui.screens.loading import ModelLoader
-from harmony_chat.tui.screens.reasoning import ReasoningView
-from harmony_chat.tui.screens.tooling import SERVERS_REFRESH_S, ToolControl, TurnContext
-from harmony_chat.tui.slash import SlashError, parse_slash
+from harmony_chat.tui.screens.reasoning import MODE_HELP, known_mode, next_mode, switch_summarizer
+from harmony_chat.tui.screens.tooling import SERVERS_REFRESH_S, STOPPED_REASON, ChatTools, TurnContext, server_label
+from harmony_chat.tui.slash import SlashCommand, SlashError, parse_slash
+from harmony_chat.tui.stored import stored_exchanges
+from harmony_chat.tui.themes import choose_theme
 from harmony_chat.tui.widgets.inspector import TokenInspector
 from harmony_chat.tui.widgets.prompt import PromptInput
 from harmony_chat.tui.widgets.status_bar import StatusBar
 from harmony_chat.tui.widgets.transcript import Transcript
-from harmony_chat.tui.widgets.turn import AssistantTurn, UserMessage
+from harmony_chat.tui.widgets.turn import AssistantTurn, UserMessage, code_blocks
 from harmony_chat.tui.widgets.welcome import WelcomePanel
 
 if TYPE_CHECKING:
     from harmony_chat.chat.conversation import ChatConversation
+    from harmony_chat.chat.factory import BackendFactory, LoadedModel
+    from harmony_chat.chat.options import ChatOptions
+    from harmony_chat.history.store import HistoryStore
+    from harmony_chat.tui.messages import ApprovalAnswer
+    from harmony_chat.tui.screens.approval import ApprovalScreen
 
 Operation = Callable[[Callable[[], bool]], Iterator[ChatEvent]]
 """A generating method of the conversation, given the turn's stop flag."""
 
 
-class ChatScreen(ModelLoader, ConversationEdits, ToolControl, ReasoningView):
-    """Where the conversation happens."""
+class ChatScreen(Screen[None]):
+    """Where the conversation happens.
+
+    Args:
+        options: the model, chat and tool settings (the model switch changes its model source).
+        preferences: what the user's choices save to the config file.
+        backend_factory: builds the backend from the options.
+        history: where conversations are stored (None: nothing is stored).
+        history_off: why there is no history although one was wanted (the status bar says so).
+        resume: a conversation to continue once the model is ready (``"pick"``: ask which).
+        debug: start in debug mode.
+        cursor_blink: blink the prompt's cursor.
+        approval_clock: the clock of the approval modal's typing guard (tests pass one they move).
+    """
 
     BINDINGS = [key.binding() for key in SCREEN_KEYS]
     DEFAULT_CSS = """
@@ -57,23 +104,59 @@ class ChatScreen(ModelLoader, ConversationEdits, ToolControl, ReasoningView):
     ChatScreen.-debug #inspector { display: block; }
     """
 
-    def __init__(self) -> None:
+    effort: var[Effort] = var("medium", always_update=True)
+    """The reasoning effort of the next turn (the conversation follows it, whenever it is set)."""
+    reasoning: var[ReasoningMode] = var("hidden")
+    """What the chat shows of the reasoning: ``hidden``, ``summary`` or ``raw``."""
+    debug = var(False)
+    """Debug mode: the raw analysis and the token inspector shown, whatever the reasoning mode."""
+    state = var("idle")
+    """What the chat is doing (``idle``, ``loading``, ``thinking``, ``answering``, ``error``, ...)."""
+
+    def __init__(
+        self,
+        options: ChatOptions,
+        preferences: Preferences,
+        *,
+        backend_factory: BackendFactory,
+        history: HistoryStore | None = None,
+        history_off: str | None = None,
+        resume: int | str | None = None,
+        debug: bool = False,
+        cursor_blink: bool = True,
+        approval_clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         super().__init__()
+        self.options = options
+        self.preferences = preferences
+        self.history = history
+        self.history_off = history_off
+        self.resume = resume
+        """A conversation to continue once the model is ready (``"pick"``: ask which); taken once."""
+        self.start_debug = debug
+        self.cursor_blink = cursor_blink
+        self.approval_clock = approval_clock
         self.conversation: ChatConversation | None = None
         """The conversation shown (None until a model is loaded)."""
+        self.loaded_model: LoadedModel | None = None
+        """The model the conversation runs on (a summarizer is made for it)."""
         self.generating = False
         self.turn_id = 0
         self.current_turn: AssistantTurn | None = None
         self.exchanges: list[list[Widget]] = []
+        """The widgets of each exchange: the user's message, then its answer."""
         self._stop = threading.Event()
         self.serial = threading.Lock()
         """Held by every worker that uses the conversation, so they run one at a time."""
+        self.loader = ModelLoader(options, backend_factory, history, self.post_message, self.serial)
+        self.tools = ChatTools(options, preferences, self.post_message)
+        self.waiting: tuple[str, UserMessage] | None = None
+        """A message sent while the model loads, and its place in the view: sent when the model is ready."""
+        self._approval: tuple[ApprovalScreen, ApprovalAnswer] | None = None
         self.batch_lags: deque[float] = deque(maxlen=10000)
         """Seconds between a batch's posting and its rendering (the TUI benchmark reads them)."""
         self.turn_done_at = 0.0
         """``time.monotonic()`` when the last turn finished rendering."""
-        self.load_id = 0
-        """Counts model loads; what an earlier load or its welcome panel reports late is ignored."""
         self.visits_before = 0
         """How many searches and pages the browser had made before the current turn."""
 
@@ -82,8 +165,10 @@ class ChatScreen(ModelLoader, ConversationEdits, ToolControl, ReasoningView):
         with Horizontal(id="main"):
             yield Transcript(id="chat-log")
             yield TokenInspector()
-        yield PromptInput(cursor_blink=self.chat_app.settings.ui.cursor_blink)
-        yield StatusBar(id="status")
+        yield PromptInput(cursor_blink=self.cursor_blink)
+        yield StatusBar(id="status").data_bind(
+            ChatScreen.effort, ChatScreen.reasoning, ChatScreen.debug, ChatScreen.state
+        )
 
     @property
     def log_view(self) -> VerticalScroll:
@@ -107,16 +192,15 @@ class ChatScreen(ModelLoader, ConversationEdits, ToolControl, ReasoningView):
 
     def on_mount(self) -> None:
         """Start loading (and the tools) after the first paint."""
-        self.status.effort = self.chat_app.options.effort  # until a conversation exists and says
-        self.status.history_off = self.chat_app.history_off is not None
+        self.effort = self.options.settings.chat.effort  # until a conversation exists and says
+        self.status.history_off = self.history_off is not None
         self.set_interval(0.25, self._tick)
         self.set_interval(1.0, self.refresh_tool_count)
         self.refresh_servers()
         self.set_interval(SERVERS_REFRESH_S, self.refresh_servers)
         self.prompt.focus()
-        self.show_reasoning(self.chat_app.options.reasoning)
-        if self.chat_app.start_in_debug:
-            self.action_toggle_debug()
+        self.reasoning = self.options.settings.ui.reasoning
+        self.debug = self.start_debug
         self.call_after_refresh(self.load)
         self.call_after_refresh(self.start_tools)
         self.call_after_refresh(settle, collect=False)  # the first paint: freeze startup's objects, quickly
@@ -125,22 +209,68 @@ class ChatScreen(ModelLoader, ConversationEdits, ToolControl, ReasoningView):
         """Hand everything frozen back to the collector (``collector.py``)."""
         release()
 
-    # -- a model is ready ----------------------------------------------------------------
+    # -- what the screen owns --------------------------------------------------------------------
+
+    def watch_effort(self, effort: Effort) -> None:
+        """The conversation generates the next turn at the effort shown."""
+        if self.conversation is not None:
+            self.conversation.effort = effort
+
+    def watch_reasoning(self, mode: ReasoningMode) -> None:
+        """Show the reasoning as ``mode`` says, in every turn; summaries are written from the next turn on."""
+        self.set_class(mode == "summary", "-reasoning-summary")
+        self.set_class(mode == "raw", "-reasoning-raw")
+        if mode == "raw":
+            for turn in self.query(AssistantTurn):
+                turn.show_analysis()
+        self.attach_summarizer()
+
+    def watch_debug(self, debug: bool) -> None:
+        """Show or hide the raw analysis and the token inspector."""
+        self.set_class(debug, "-debug")
+        if debug:
+            for turn in self.query(AssistantTurn):
+                turn.show_analysis()
+            self.inspector.shown()
+
+    # -- loading a model ---------------------------------------------------------------------------
+
+    def load(self) -> None:
+        """Load the configured model in a worker thread (beside the welcome panel for the pocket model).
+
+        The conversation on the previous model, if any, is let go: its model is closed, and the
+        new conversation keeps its effort.
+        """
+        load_id = self.loader.begin()
+        self.state = "loading"
+        self.status.model = "loading model…"
+        previous, self.conversation = self.conversation, None
+        self._load_worker(load_id, previous)
+        if self.options.uses_pocket:
+            self._find_models(None, load_id)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="load", description="Loading the model")
+    def _load_worker(self, load_id: int, previous: ChatConversation | None) -> None:
+        self.loader.load(load_id, previous)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="discover", description="Finding models")
+    def _find_models(self, notice: str | None, load_id: int) -> None:
+        self.loader.find_models(notice, load_id)
 
     async def on_model_ready(self, message: ModelReady) -> None:
         """Show the new model and chat on it."""
         info = message.model.info
-        pocket = self.chat_app.options.uses_pocket
+        pocket = self.options.uses_pocket
         self.status.model = f"{info.name} (pocket demo model)" if pocket else info.name
         self.status.device, self.status.context_size = info.device, info.context_size
-        self.status.state = "idle"
+        self.state = "idle"
         if not pocket:
             for panel in self.query(WelcomePanel):
                 await panel.remove()
         if message.conversation is not None:
             self.conversation = message.conversation
             self.loaded_model = message.model
-            self.status.effort = self.conversation.effort
+            self.effort = self.conversation.effort
             self.attach_tools()
             self.attach_summarizer()
         self.prompt.focus()
@@ -150,11 +280,76 @@ class ChatScreen(ModelLoader, ConversationEdits, ToolControl, ReasoningView):
         elif waiting is not None:
             waiting[1].remove()
             self.prompt.give_back(waiting[0])
-        resume, self.chat_app.resume = self.chat_app.resume, None
+        resume, self.resume = self.resume, None
         if resume == "pick":
             self.action_history()
         elif isinstance(resume, int):
             self.open_conversation(resume)
+
+    async def on_models_found(self, message: ModelsFound) -> None:
+        """Show the welcome panel with what was found (unless another model was chosen since)."""
+        if not self.loader.is_current(message.load_id):
+            return
+        for old in self.query(WelcomePanel):
+            await old.remove()
+        pocket = self.options.uses_pocket and message.notice is None
+        await self.log_view.mount(WelcomePanel(message.models, message.notice, pocket=pocket), before=0)
+        if message.notice:
+            self.state = "model failed to load"
+
+    def on_model_loading(self, message: ModelLoading) -> None:
+        """Show load progress."""
+        self.state = f"loading {message.step}/{message.total}: {message.label}"
+
+    def on_model_failed(self, message: ModelFailed) -> None:
+        """Show why the model did not load, with the way forward (a waiting message goes back to the prompt)."""
+        self.loader.loading = False
+        self.status.model, self.state = "no model", "error"
+        self._find_models(message.error, self.loader.load_id)
+        if self.waiting is not None:
+            (text, widget), self.waiting = self.waiting, None
+            widget.remove()
+            self.prompt.give_back(text)
+            self.notify("The model did not load, so your message was not sent.", severity="warning")
+
+    async def hold_until_loaded(self, text: str) -> bool:
+        """Show a message sent while the model loads and keep it for :meth:`take_waiting`; False if none loads."""
+        if not self.loader.loading or self.waiting is not None or self.resume is not None:
+            return False
+        widget = UserMessage(text)
+        await self.log_view.mount(widget)
+        self.waiting = (text, widget)
+        self.notify("The model is still loading: your message is sent as soon as it is ready.")
+        return True
+
+    def take_waiting(self) -> tuple[str, UserMessage] | None:
+        """The message that waited for the model, now that it is ready (at most once)."""
+        self.loader.loading = False
+        waiting, self.waiting = self.waiting, None
+        return waiting
+
+    def switch_model(self, path: Path | None = None, demo: bool = False, replay_demo: bool = False) -> None:
+        """Load another model (the pocket model with ``demo``, recordings with ``replay_demo``); new chat."""
+        if self.generating:
+            self.notify("Stop the answer first (escape).", severity="warning")
+            return
+        self.options.choose_model(path=path, demo=demo, replay_demo=replay_demo)
+
+        async def restart() -> None:
+            await self.clear_view()  # clears the old chat and any error panel first
+            self.load()  # a new conversation on the new model, at the same effort
+
+        self.app.call_later(restart)
+
+    @on(WelcomePanel.StartDemo)
+    def start_demo(self, message: WelcomePanel.StartDemo) -> None:
+        """Switch to the pocket model or to the replayed conversations."""
+        self.switch_model(demo=not message.replay, replay_demo=message.replay)
+
+    @on(WelcomePanel.LoadModel)
+    def load_found(self, message: WelcomePanel.LoadModel) -> None:
+        """Load a model the welcome panel found."""
+        self.switch_model(path=message.path)
 
     # -- sending and generating ---------------------------------------------------------------
 
@@ -170,7 +365,7 @@ class ChatScreen(ModelLoader, ConversationEdits, ToolControl, ReasoningView):
             self.notify(str(error), severity="error")
             return
         if command is not None:
-            if not await self.chat_app.run_slash(command):  # it said why; the command stays, to fix or replace
+            if not await self.run_slash(command):  # it said why; the command stays, to fix or replace
                 self.prompt.give_back(message.text, select=True)
             return
         if self.generating:
@@ -185,6 +380,33 @@ class ChatScreen(ModelLoader, ConversationEdits, ToolControl, ReasoningView):
         user = UserMessage(message.text)
         await self.log_view.mount(user)
         await self._send(message.text, user)
+
+    async def run_slash(self, command: SlashCommand) -> bool:
+        """Carry out a slash command typed in the prompt; False when it could not (a notice said why)."""
+        name, args = command.name, command.args
+        if name == "effort":
+            return self.set_effort(parse_effort(args[0]))
+        if name == "regen":
+            return await self.regenerate(parse_effort(args[0]) if args else None)
+        if name == "edit":
+            return self.edit_last()
+        if name == "copy":
+            return self.copy_answer(int(args[1]) if len(args) == 2 else (0 if args else None))
+        if name == "reasoning":
+            return self.set_reasoning(args[0])
+        if name == "theme":
+            return choose_theme(self.app, self.preferences, args[0])
+        if name == "history":
+            return self.action_history()
+        if name == "tools":
+            return self.action_tools()
+        if name == "debug":
+            self.action_toggle_debug()
+        elif name == "new":
+            await self.action_new_chat()
+        elif name == "help":
+            await self.run_action("app.help")
+        return True
 
     async def _send(self, text: str, user: UserMessage) -> None:
         """Send ``text``, shown as ``user``, on the conversation."""
@@ -211,7 +433,7 @@ class ChatScreen(ModelLoader, ConversationEdits, ToolControl, ReasoningView):
         self.log_view.anchor()
         self._stop.clear()
         self.generating = True
-        self.status.state = "thinking"
+        self.state = "thinking"
         self.refresh_bindings()
         self._generate(conversation, operation, self.turn_id)
 
@@ -230,11 +452,16 @@ class ChatScreen(ModelLoader, ConversationEdits, ToolControl, ReasoningView):
 
         run = GenerationRun(turn_id, self.post_message)
         with self.serial:
-            self.turn_context = TurnContext(turn_id, run, should_stop)
+            self.tools.turn = TurnContext(turn_id, run, should_stop)
             try:
                 run.run(operation(should_stop), conversation)
             finally:
-                self.turn_context = None
+                self.tools.turn = None
+
+    @property
+    def exiting(self) -> bool:
+        """Whether the app is exiting: turns still streaming are recorded, no longer drawn."""
+        return self.app.return_code is not None
 
     async def on_turn_events(self, message: TurnEvents) -> None:
         """Render a batch of events of the current turn, then let the worker send the next one.
@@ -243,10 +470,10 @@ class ChatScreen(ModelLoader, ConversationEdits, ToolControl, ReasoningView):
         screen's widgets are being removed, and drawing into them failed.
         """
         try:
-            if not self.chat_app.exiting:
+            if not self.exiting:
                 await self._render_events(message)
         except MountError:
-            if not self.chat_app.exiting:  # the app began exiting while this batch was drawn
+            if not self.exiting:  # the app began exiting while this batch was drawn
                 raise
         finally:
             message.handled.set()
@@ -279,11 +506,11 @@ class ChatScreen(ModelLoader, ConversationEdits, ToolControl, ReasoningView):
         if self._stop.is_set():
             return
         if turn.tool_running:
-            self.status.state = "running a tool"
+            self.state = "running a tool"
         elif turn.summarising:
-            self.status.state = "summarising the reasoning"
+            self.state = "summarising the reasoning"
         elif turn.stop_reason is None:
-            self.status.state = "thinking" if turn.thinking else "answering"
+            self.state = "thinking" if turn.thinking else "answering"
 
     async def on_turn_done(self, message: TurnDone) -> None:
         """Close the turn; once its end is on screen, collect and freeze for the collector (``collector.py``)."""
@@ -295,7 +522,7 @@ class ChatScreen(ModelLoader, ConversationEdits, ToolControl, ReasoningView):
         self.generating = False
         self.turn_done_at = time.monotonic()
         self.close_approval()
-        self.status.state = "idle"
+        self.state = "idle"
         self.refresh_bindings()
         turn = self.current_turn
         if turn is None or message.turn_id != turn.turn_id:
@@ -309,7 +536,7 @@ class ChatScreen(ModelLoader, ConversationEdits, ToolControl, ReasoningView):
         await turn.close(stopped=self._stop.is_set())
         if message.error:
             await turn.show_error(message.error)
-            self.status.state = "error"
+            self.state = "error"
         elif self.conversation is not None:
             self._prefill(self.conversation)
 
@@ -335,12 +562,12 @@ class ChatScreen(ModelLoader, ConversationEdits, ToolControl, ReasoningView):
         """Stop generating (and a running tool); the partial answer stays, marked as stopped."""
         self._stop.set()
         self.close_approval()
-        self.status.state = "stopping"
+        self.state = "stopping"
 
     def action_cycle_effort(self) -> None:
         """Cycle the reasoning effort of the next turn."""
         if self.conversation is not None:
-            self.set_effort(next_effort(self.conversation.effort))
+            self.set_effort(next_effort(self.effort))
         else:
             self.notify("No model is loaded yet: the effort can be set once it is.", severity="warning")
 
@@ -349,20 +576,40 @@ class ChatScreen(ModelLoader, ConversationEdits, ToolControl, ReasoningView):
         if self.conversation is None:
             self.notify("No model is loaded yet: the effort can be set once it is.", severity="warning")
             return False
-        self.conversation.effort = effort
-        self.status.effort = self.conversation.effort
+        self.effort = effort
         self.notify(f"Reasoning effort: {effort} (from the next turn on)")
         return True
 
     def action_toggle_debug(self) -> None:
         """Show or hide the raw analysis and the token inspector (whatever the reasoning mode)."""
-        debug = not self.has_class("-debug")
-        self.set_class(debug, "-debug")
-        self.status.debug = debug
-        if debug:
-            for turn in self.query(AssistantTurn):
-                turn.show_analysis()
-            self.inspector.shown()
+        self.debug = not self.debug
+
+    def set_reasoning(self, name: str) -> bool:
+        """Switch the reasoning mode (``hidden``, ``summary`` or ``raw``) and save it (``[ui] reasoning``).
+
+        Returns False for an unknown mode (a notice says so); a mode that could not be saved still switched.
+        """
+        mode = known_mode(name)
+        if mode is None:
+            self.notify(f"Unknown reasoning mode {name!r}: use hidden, summary or raw.", severity="error")
+            return False
+        self.reasoning = mode
+        when = " from the next turn on" if mode == "summary" and self.generating else ""
+        self.notify(f"Reasoning: {mode}: {MODE_HELP[mode]}{when}.")
+        try:
+            self.preferences.choose_reasoning(mode)
+        except NotSaved as error:
+            self.notify(f"Reasoning mode not saved: {error}", severity="warning")
+        return True
+
+    def action_cycle_reasoning(self) -> None:
+        """Switch to the next reasoning mode: hidden → summary → raw (saved)."""
+        self.set_reasoning(next_mode(self.reasoning))
+
+    def attach_summarizer(self) -> None:
+        """Give the conversation a summarizer in summary mode, none otherwise (between turns only)."""
+        if self.conversation is not None and not self.generating:
+            switch_summarizer(self.conversation, self.reasoning, self.options, self.loaded_model)
 
     async def clear_view(self) -> None:
         """Stop any generation and empty the conversation view (the conversation itself stays)."""
@@ -389,6 +636,245 @@ class ChatScreen(ModelLoader, ConversationEdits, ToolControl, ReasoningView):
         await self.clear_view()
         if self.conversation is not None:
             self.conversation.new_chat()
-            self.conversation.effort = self.chat_app.options.effort
-            self.status.effort = self.conversation.effort
+            self.effort = self.options.settings.chat.effort
         self.prompt.focus()
+
+    # -- the conversation after the fact: history, regenerate, edit, copy -------------------------
+
+    def action_history(self) -> bool:
+        """Open the history to continue, search, rename or delete a past conversation (False: it cannot now)."""
+        store = self.history
+        if store is None:
+            reason = self.history_off or "started with --no-history"
+            self.notify(f"The history is off ({reason}).", severity="warning", markup=False)
+            return False
+        if self.generating:
+            self.notify("Stop the answer first (escape).", severity="warning")
+            return False
+        from harmony_chat.tui.screens.history import HistoryScreen
+
+        self.app.push_screen(HistoryScreen(store), self._open_chosen)
+        return True
+
+    def _open_chosen(self, conversation: int | None) -> None:
+        if conversation is not None:
+            self.open_conversation(conversation)
+
+    def open_conversation(self, conversation: int) -> None:
+        """Continue a stored conversation (loaded by a worker; shown when it is ready)."""
+        if self.conversation is None:
+            self.notify("Load a model first.", severity="warning")
+        elif self.generating:
+            self.notify("Stop the answer first (escape).", severity="warning")
+        else:
+            self._resume(self.conversation, conversation)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="conversation", description="Opening")
+    def _resume(self, chat: ChatConversation, conversation: int) -> None:
+        with self.serial:
+            effort = chat.effort  # the effort shown is the effort used, not the one stored
+            try:
+                stored = chat.resume(conversation)
+            except HarmonyChatError as error:
+                self.post_message(ConversationFailed(str(error)))
+                return
+            chat.effort = effort
+        self.post_message(ConversationOpened(chat, stored))
+
+    def on_conversation_failed(self, message: ConversationFailed) -> None:
+        """Say why a conversation could not be opened or changed."""
+        self.notify(message.error, severity="error", markup=False)
+
+    async def on_conversation_opened(self, message: ConversationOpened) -> None:
+        """Show the stored conversation the chat now continues."""
+        if message.conversation is not self.conversation:
+            return
+        await self.clear_view()
+        stored, chat = message.stored, message.conversation
+        turns = {turn.id: turn for turn in stored.turns}
+        for number, exchange in enumerate(stored_exchanges(stored), start=1):
+            user = UserMessage("".join(getattr(part, "text", "") for part in exchange.user.content))
+            await self.log_view.mount(user)
+            self.exchanges.append([user])
+            if exchange.answers:
+                row = turns.get(exchange.turn) if exchange.turn is not None else None
+                widget = AssistantTurn(-number, row.effort if row else chat.effort, partial(dict, exchange.sources))
+                await self.log_view.mount(widget)
+                await widget.show_stored(exchange.answers, row.status if row else "complete", exchange.summaries)
+                self.exchanges[-1].append(widget)
+        self.log_view.anchor()  # stay at the last message while answers and the welcome panel lay out
+        self.effort = chat.effort
+        self.notify(f"Continuing conversation #{stored.id} at effort {chat.effort}: {stored.title}", markup=False)
+
+    def _remove_last_exchange(self, keep_user: bool) -> None:
+        """Remove the last exchange's widgets (the answer only, with ``keep_user``)."""
+        widgets = self.exchanges[-1] if self.exchanges else []
+        for widget in widgets[1:] if keep_user else widgets:
+            widget.remove()
+        release()
+        if keep_user:
+            del widgets[1:]
+        elif self.exchanges:
+            self.exchanges.pop()
+        self.current_turn = None
+
+    async def regenerate(self, effort: Effort | None = None) -> bool:
+        """Generate the last answer again, optionally at another effort (False: nothing to regenerate)."""
+        chat = self.conversation
+        if self.generating or chat is None or not self.exchanges:
+            self.notify("Nothing to regenerate right now.", severity="warning")
+            return False
+        self._remove_last_exchange(keep_user=True)
+        await self.start_turn(lambda should_stop: chat.regenerate(effort, should_stop), effort)
+        return True
+
+    def edit_last(self) -> bool:
+        """Put the last user message back into the prompt (its answer is removed); False: nothing to edit."""
+        if self.generating or self.conversation is None or not self.exchanges:
+            self.notify("Nothing to edit right now.", severity="warning")
+            return False
+        self._remove_last_exchange(keep_user=False)
+        self._take_last(self.conversation)
+        return True
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="conversation", description="Editing")
+    def _take_last(self, chat: ChatConversation) -> None:
+        with self.serial:
+            text = chat.edit_last()
+        self.post_message(LastMessageTaken(text))
+
+    def on_last_message_taken(self, message: LastMessageTaken) -> None:
+        """Put the taken-back message into the prompt."""
+        if message.text is not None:
+            self.prompt.give_back(message.text)
+            self.prompt.focus()
+
+    def last_answer(self) -> str:
+        """The last turn's final answer ('' if it has none, as when it was stopped before answering)."""
+        turns = list(self.query(AssistantTurn))
+        return turns[-1].final_text if turns else ""
+
+    def copy_answer(self, code_block: int | None = None) -> bool:
+        """Copy the last answer (its citations as footnotes), or one of its code blocks (1-based; 0: the last).
+
+        Returns False when there is nothing to copy (a notice says so).
+        """
+        turns = list(self.query(AssistantTurn))
+        answer = turns[-1].copy_text() if turns else ""
+        if code_block is not None:
+            answer = self.last_answer()
+            blocks = code_blocks(answer)
+            if not blocks or code_block > len(blocks):
+                self.notify("The last answer has no such code block.", severity="warning")
+                return False
+            answer = blocks[code_block - 1 if code_block else -1]
+        if not answer:
+            self.notify("The last turn has no answer to copy.", severity="warning")
+            return False
+        self.app.copy_to_clipboard(answer)
+        self.notify("Copied to the clipboard.")
+        return True
+
+    # -- tools ----------------------------------------------------------------------------------
+
+    def start_tools(self) -> None:
+        """Start the configured tools in a worker (nothing to do when none is configured)."""
+        if self.tools.configured:
+            self.status.tools_state = "starting"
+            self._start_tools_worker()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="tools", description="Starting the tools")
+    def _start_tools_worker(self) -> None:
+        self.tools.start()
+
+    def on_tools_ready(self, message: ToolsReady) -> None:
+        """Offer the tools to the model from the next turn on."""
+        warning = self.tools.take(message)
+        if self.tools.closed:
+            return
+        if warning:
+            self.notify(warning, title="Tools", severity="warning", timeout=10)
+        self.attach_tools()
+        self.refresh_tool_count()
+
+    def attach_tools(self) -> None:
+        """Hand the tool runner to the conversation (between turns only)."""
+        if self.conversation is not None and not self.generating:
+            self.tools.attach(self.conversation)
+
+    def on_tool_notice(self, message: ToolNotice) -> None:
+        """A server failed to start or stopped: say so once, naming it."""
+        self.notify(message.text, title="Tools", severity="warning", timeout=10, markup=False)
+        self.refresh_tool_count()
+
+    def refresh_tool_count(self) -> None:
+        """Show how many tools the model has, and how many servers failed."""
+        count = self.tools.count()
+        if count is None:
+            return
+        self.status.tool_count, self.status.servers_failed = count.tools, count.servers_failed
+        self.status.tools_state = "starting" if count.starting else "ready"
+
+    def refresh_servers(self) -> None:
+        """Show the ``harmony-chat serve`` processes running on this machine (a folder of small files)."""
+        from harmony_chat.server.registry import running_servers
+
+        self.status.serving = " ".join(server_label(server.host, server.port) for server in running_servers())
+
+    def action_tools(self) -> bool:
+        """Open the list of tool servers and their tools (switch a server off or on); False: none configured."""
+        from harmony_chat.tui.screens.tools import ToolsScreen
+
+        if not self.tools.configured:
+            self.notify("No tools are configured: add [mcp.servers.NAME] to the config file.", severity="warning")
+            return False
+        self.app.push_screen(ToolsScreen(self.tools.providers), lambda _: self.refresh_tool_count())
+        return True
+
+    def on_approval_needed(self, message: ApprovalNeeded) -> None:
+        """Show the approval modal for a call (unless the turn was stopped meanwhile)."""
+        from harmony_chat.tui.screens.approval import GUARD_S, ApprovalScreen, TypingGuard
+
+        if message.answer.withdrawn:
+            return
+        turn = self.current_turn
+        if turn is not None and turn.turn_id == message.turn_id:
+            turn.tool_asking()
+        self.state = "waiting for approval"
+        guard = TypingGuard(GUARD_S, self.approval_clock)
+        screen = ApprovalScreen(message.review, guard, self.type_ahead)
+        self._approval = (screen, message.answer)
+
+        def answered(decision: Decision | None) -> None:
+            self._approval = None
+            message.answer.give(decision or Decision(Choice.DENY))
+            if screen.stop_requested:
+                self.action_stop()
+
+        self.app.push_screen(screen, answered)
+
+    def type_ahead(self, key: events.Key | events.Paste) -> bool:
+        """Put a key typed as the approval modal opened (a character, or backspace), or a paste, into the prompt."""
+        if isinstance(key, events.Paste):
+            self.prompt.insert_pasted(key.text)
+            return True
+        if key.key == "backspace":
+            self.prompt.action_delete_left()
+            return True
+        if key.is_printable and key.character:
+            self.prompt.insert(key.character)
+            return True
+        return False
+
+    def on_approval_withdrawn(self, message: ApprovalWithdrawn) -> None:
+        """The turn was stopped while asking: close the modal as a denial."""
+        self.close_approval(message.answer)
+
+    def close_approval(self, answer: ApprovalAnswer | None = None) -> None:
+        """Dismiss the open approval modal (the one for ``answer``, if given) as a denial."""
+        if self._approval is None or (answer is not None and self._approval[1] is not answer):
+            return
+        screen, _ = self._approval
+        if screen.is_attached:
+            screen.pop_until_active()
+            screen.dismiss(Decision(Choice.DENY, STOPPED_REASON))

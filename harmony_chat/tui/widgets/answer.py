@@ -7,7 +7,9 @@ as lines, in :class:`~harmony_chat.tui.widgets.finished_blocks.FinishedBlocks`; 
 written is drawn the same way, again as it grows, in a second one; when the answer ends it is
 finished too. Blocks the line renderer does not know (and code wider than the view, which Textual
 lets scroll sideways) stay Textual's widgets. What is drawn is the same either way: tests compare
-the two cell by cell.
+the two cell by cell. Drawing lines takes Textual's private names
+(:mod:`~harmony_chat.tui.textual_private`); where a Textual release lacks them, the answer is plain
+Textual ``Markdown`` fed by ``MarkdownStream`` (the public way: the same on screen, slower).
 
 The model's text is kept as written (:attr:`Answer.raw`); what is shown is its Markdown with
 control characters made visible and citations ``【cursor†Lx-Ly】`` turned into numbered links to
@@ -26,6 +28,7 @@ from textual.widget import Widget
 from textual.widgets import Markdown
 from textual.widgets.markdown import MarkdownBlock, MarkdownStream
 
+from harmony_chat.tui import textual_private
 from harmony_chat.tui.block_render import BlockPainter
 from harmony_chat.tui.block_styles import StandIns
 from harmony_chat.tui.block_tree import Node, Unsupported, assign_bullets, parse_blocks, places
@@ -39,6 +42,7 @@ from harmony_chat.tui.citing import (
     sources_markdown,
 )
 from harmony_chat.tui.literal import visible
+from harmony_chat.tui.textual_private import block_widgets, set_source, update_block
 from harmony_chat.tui.widgets.finished_blocks import FinishedBlocks
 
 WEB_SCHEMES = ("http", "https")
@@ -107,6 +111,8 @@ class Answer(Markdown):
         """Where the next finished blocks go (None: a new one after the last widget)."""
         self.stand_ins = StandIns(self)
         self._painter = BlockPainter(self.stand_ins)
+        self.draws_lines = textual_private.line_drawing_missing is None
+        """Whether finished blocks are drawn as lines (False: Textual's ``Markdown`` draws everything)."""
 
     @property
     def live_widgets(self) -> list[Widget]:
@@ -160,6 +166,11 @@ class Answer(Markdown):
         if self._stream is not None:
             await self._stream.stop()
             self._stream = None
+        if not self.draws_lines:
+            if self._diverged or self._shown != whole:
+                self._shown, self._diverged = whole, False
+                await self.update(whole)
+            return
         async with self.lock:
             if self._diverged or self._shown != whole:
                 await self._start_over(whole)
@@ -171,7 +182,8 @@ class Answer(Markdown):
         self.stand_ins.clear()  # removed with the children: mounted again as the answer is drawn
         self._live, self._drawing, self._finished_run = [], None, None
         self._shown, self._diverged = markdown, False
-        self._markdown = self._tail = markdown
+        self._tail = markdown
+        set_source(self, markdown)
 
     def copy_text(self) -> str:
         """The answer to copy: as written, with citations as Markdown footnotes."""
@@ -179,7 +191,9 @@ class Answer(Markdown):
 
     def append(self, markdown: str) -> AwaitComplete:
         """Append Markdown: finished blocks are drawn once, the block being written stays live."""
-        self._markdown = self.source + markdown
+        if not self.draws_lines:
+            return super().append(markdown)
+        set_source(self, self.source + markdown)
         self._tail += markdown
 
         async def absorb() -> None:
@@ -233,10 +247,10 @@ class Answer(Markdown):
         if self._drawing is not None:
             await self._drawing.remove()
             self._drawing = None
-        new = list(self._parse_markdown(tokens))
+        new = block_widgets(self, tokens)
         if self._live and new:
             try:
-                await self._live[0]._update_from_block(new[0])
+                await update_block(self._live[0], new[0])
             except IndexError:
                 pass
             else:
@@ -253,7 +267,7 @@ class Answer(Markdown):
                 nodes = await self._drawable(tokens)
                 self._check(nodes)
             except Unsupported:
-                widgets: list[Widget] = list(self._parse_markdown(tokens))
+                widgets: list[Widget] = list(block_widgets(self, tokens))
                 await self._mount_finished(widgets)
                 self._finished_run = None
                 continue

@@ -43,7 +43,7 @@ class PromptInput(TextArea):
         self.cursor_blink = cursor_blink
         self.border_title = "Message (Enter sends · ctrl+j newline)"
 
-    async def _on_paste(self, event: events.Paste) -> None:
+    async def on_paste(self, event: events.Paste) -> None:
         """Insert pasted text as text (in place of the selection), never sent, whatever it holds."""
         event.prevent_default()  # instead of the text area's own paste, which inserts it as it is
         if not self.read_only:

@@ -1,0 +1,1 @@
+"""Training labs for the models harmony-chat ships; run from the repository root, never part of the package."""
