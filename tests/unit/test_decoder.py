@@ -197,6 +197,21 @@ def test_utf8_split_across_tokens(encoding: HarmonyEncoding) -> None:
     assert "\ufffd" not in result.text("final")
 
 
+def test_a_character_cut_by_the_end_of_its_message_streams_as_it_is_stored(encoding: HarmonyEncoding) -> None:
+    """The bytes of a half-written character come out when the message ends, on its channel and recipient."""
+    clef = encoding.encode("𝄞")
+    assert len(clef) == 3
+    answer = decode(encoding, ids(encoding, "<|channel|>final<|message|>key ") + clef[:1], end=StopReason.LENGTH)
+    assert answer.text("final") == answer.messages[-1].content[0].text == "key \ufffd"
+    header = '<|channel|>commentary to=functions.tune <|constrain|>json<|message|>{"clef": "'
+    call = decode(encoding, ids(encoding, header) + clef[:2] + [tk.CALL])
+    deltas = [e for e in call.events if isinstance(e, ContentDelta)]
+    assert {(e.channel, e.recipient) for e in deltas} == {("commentary", "functions.tune")}
+    (made,) = call.tool_calls
+    assert "".join(e.text for e in deltas) == made.arguments == '{"clef": "\ufffd'
+    assert made.parsed_arguments == {"clef": "\ufffd"}
+
+
 def test_multilingual_deltas_add_up(encoding: HarmonyEncoding) -> None:
     text = "Привет, 世界! naïve café — ok 🙂👍🏽 テスト"
     result = decode(encoding, ids(encoding, "<|channel|>final<|message|>") + encoding.encode(text) + [tk.RETURN])

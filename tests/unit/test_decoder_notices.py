@@ -81,6 +81,40 @@ ANSWER = "<|start|>assistant<|channel|>final<|message|>ok<|return|>"
             '<|channel|>commentary to=functions.f <|constrain|>json<|message|>{"a": 1',
             [("truncated-tool-call", "a tool call was cut off; it will not run")],
         ),
+        (
+            f"{REASONING}<|start|>assistant<|channel|>fi<|endoftext|>",
+            [("partial-header", "discarded a header cut by the end-of-text token")],
+        ),
+        (
+            "<|channel|>commentary to=assistant<|channel|>final<|message|>ok<|return|>",
+            [("restarted-header", "a header was cut by another channel token")],
+        ),
+        # What the header reader repairs (header.py), told through the decoder.
+        (
+            "assistantassistant<|channel|>final<|message|>ok<|return|>",
+            [("duplicate-role", "a header named its role twice")],
+        ),
+        ("final<|message|>ok<|return|>", [("bare-channel", "a channel name came without its channel token")]),
+        ("to=final<|message|>ok<|return|>", [("channel-as-recipient", "a channel name stood where a recipient goes")]),
+        (
+            f"<|channel|>commentary to=@weather<|message|>hi<|end|>{ANSWER}",
+            [("not-a-tool", "ignored a recipient that is not a tool name")],
+        ),
+        (
+            "<|channel|>final hello world<|message|>ok<|return|>",
+            [("stray-header-words", "dropped stray words from a header")],
+        ),
+        (
+            f"<|channel|><|message|>x<|end|>{ANSWER}",
+            [("bad-header", "a header named no known channel; its text is kept hidden")],
+        ),
+        (
+            f"<|channel|>thoughts hmm<|end|>{ANSWER}",
+            [
+                ("missing-message", "a header ended without its message token"),
+                ("unknown-channel", "a header named no known channel; its text is kept hidden"),
+            ],
+        ),
     ],
 )
 def test_each_repair_is_told_in_plain_words(

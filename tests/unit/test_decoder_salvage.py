@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from openai_harmony import HarmonyEncoding
 
-from harmony_chat.harmony.events import ContentDelta, MessageStarted, StopReason
+from harmony_chat.harmony.events import ContentDelta, MessageStarted, Recovery, StopReason
 from harmony_chat.harmony.visibility import Display, display_of
 from tests.helpers import Decoded, decode, ids
 
@@ -47,8 +47,18 @@ def test_a_header_that_overflows_keeps_its_recipient(encoding: HarmonyEncoding) 
     text = "<|channel|>commentary to=functions.get_weather json " + '{"city": "Tokyo", "note": "' + "x " * 40
     result = decode(encoding, ids(encoding, text), end=StopReason.LENGTH, max_header_tokens=16)
     assert set(_shown(result)) == {Display.TOOL}
-    assert "header-overflow" in result.recoveries
+    overflow = [e.detail for e in result.events if isinstance(e, Recovery) and e.kind == "header-overflow"]
+    assert overflow == ["a header ran past 16 tokens"]
     assert result.tool_calls == [] and "truncated-tool-call" in result.recoveries  # cut off: never run
+
+
+def test_an_unknown_channel_without_its_message_token_keeps_every_word_hidden(encoding: HarmonyEncoding) -> None:
+    text = (
+        "<|channel|>thoughts the user wants weather<|end|><|start|>assistant<|channel|>final<|message|>Sunny.<|return|>"
+    )
+    result = decode(encoding, ids(encoding, text))
+    assert _shown(result) == {Display.DEBUG: "thoughts the user wants weather", Display.ANSWER: "Sunny."}
+    assert [m.channel for m in result.messages] == ["analysis", "final"]
 
 
 @pytest.mark.parametrize("end", [StopReason.LENGTH, StopReason.CANCELLED, StopReason.RETURN])

@@ -40,6 +40,7 @@ def test_raw_token_events_carry_each_token_s_text_and_where_it_went(encoding: Ha
     decoding = StreamDecoder(encoding)
     turn = "<|channel|>commentary to=functions.f<|message|>{}<|call|>"
     raw = [event for token in ids(encoding, turn) for event in decoding.feed(token) if isinstance(event, RawToken)]
+    assert [event.token_id for event in raw] == ids(encoding, turn)
     assert "".join(event.text for event in raw) == turn
     assert [event.special for event in raw] == [event.text.startswith("<|") for event in raw]
     (arguments,) = [event for event in raw if event.text == "{}"]
