@@ -281,6 +281,9 @@ def test_transcript_keeps_output_whitespace_and_puts_notes_last() -> None:
     quiet = Transcript(None, "/w")
     quiet.add({"msg_type": "stream", "content": {"text": "\n"}})
     assert quiet.text(notes=["[note]"], files=[]) == ("[note]", False)
+    boxed = Transcript(None, "/w")
+    boxed.add({"msg_type": "stream", "content": {"text": "SIZE: XX\n"}})  # only line ends are trimmed before notes
+    assert boxed.text(notes=["[note]"], files=["/w/a.csv"]) == ("SIZE: XX\n[files written: /w/a.csv]\n[note]", False)
 
 
 def test_transcript_counts_every_byte_past_the_bound() -> None:
