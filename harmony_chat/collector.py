@@ -1,24 +1,19 @@
 """When Python's cyclic garbage collector runs: not during startup, never over everything mid-answer.
 
-Startup imports and builds hundreds of thousands of objects, and the collector ran about 190 times
-(45 ms) before the app's first paint; :func:`pause` stops it from the entry point until then.
-A full collection walks every object the process holds: with Textual's modules and a conversation's
-widgets and drawn lines, each full pass stalled the UI for 150 to 290 ms, several times per streamed
-answer (``bench --tui``: the paced stream fell to 87 to 98 % of its rate). So after the first paint
-and after each turn, everything alive is moved out of the collector's reach (:func:`settle`, which
-is :func:`gc.freeze`); the passes during the next answer walk only what that answer allocated.
-The app also lets more objects be allocated between young passes (:data:`APP_THRESHOLDS`): every
-frame makes thousands of short-lived strips and segments, and with Python's default 700 a young pass
-ran several times a frame, pushing them into older generations whose passes they then triggered.
+:func:`pause` stops automatic collection from the entry point until the app's first paint. A full
+collection walks every object the process holds (Textual's modules, every turn's widgets and drawn
+lines) and stalls the UI, so after the first paint and after each turn everything alive is moved out
+of the collector's reach (:func:`settle`, which is :func:`gc.freeze`): the passes during the next
+answer walk only what that answer allocated. The app also lets more objects be allocated between
+young passes (:data:`APP_THRESHOLDS`), since every frame makes thousands of short-lived strips.
 
-After a turn, :func:`settle` first collects what is not frozen (the turn's own garbage: about 20 ms
-after a 20,000-token answer), so no garbage is frozen; after the first paint it does not (a
-collection there delayed the first frame; startup leaves about 2,000 unreachable objects of 75,000,
-collected at the first release). Frozen objects that later become cyclic
-garbage (the widgets of a new chat's old turns, a regenerated answer, another conversation opened)
-are handed back with :func:`release` and collected by the next :func:`settle`. The app releases
-everything when it closes.
+After a turn, :func:`settle` first collects what is not frozen (the turn's own garbage), so no
+garbage is frozen; after the first paint it does not (a collection there would delay the first
+frame). Frozen objects that later become cyclic garbage (the widgets of a new chat's old turns, a
+regenerated answer, another conversation opened) are handed back with :func:`release` and collected
+by the next :func:`settle`. The app releases everything when it closes.
 No UI imports: the command line pauses and resumes, the TUI settles and releases.
+The measurements behind these choices: docs/performance.md, "What keeps the app fast".
 """
 
 from __future__ import annotations

@@ -31,6 +31,8 @@ from tomlkit.exceptions import TOMLKitError
 from harmony_chat.config_errors import ConfigError, describe, explain
 from harmony_chat.config_section import Section as _Section
 from harmony_chat.config_tools import McpSettings, ToolsSettings
+from harmony_chat.harmony.effort import Effort
+from harmony_chat.harmony.visibility import ReasoningMode
 from harmony_chat.locations import bundled_theme_dir, config_dir, user_theme_dir
 from harmony_chat.private_files import make_private_dir, replace_text
 
@@ -176,7 +178,7 @@ class ModelSettings(_Section):
 class ChatSettings(_Section):
     """``[chat]``: how conversations start."""
 
-    effort: Literal["low", "medium", "high"] = "medium"
+    effort: Effort = "medium"
     """Reasoning effort of a new chat: low, medium or high."""
     instructions: str | None = None
     """Developer instructions for every chat."""
@@ -191,7 +193,7 @@ class UiSettings(_Section):
     """Start in debug mode (analysis and token inspector visible)."""
     cursor_blink: bool = True
     """Blink the prompt's cursor."""
-    reasoning: Literal["hidden", "summary", "raw"] = "hidden"
+    reasoning: ReasoningMode = "hidden"
     """What you see of the model's reasoning: ``hidden`` (a thinking line), ``summary`` (a short account
     the model writes for you after it thinks; costs an extra generation per turn, see ``[reasoning]``), or
     ``raw`` (the raw chain of thought, not reviewed for safety: for debugging)."""

@@ -11,6 +11,8 @@ from typing import Literal
 from pydantic import ConfigDict, Field
 
 from harmony_chat.config_section import Section as _Section
+from harmony_chat.tools.base import ApprovalMode
+from harmony_chat.tools.browser.config import ProviderName
 from harmony_chat.tools.mcp_config import McpServerConfig
 
 MAX_STEPS = 1000
@@ -24,7 +26,7 @@ MAX_TOOL_SECONDS = 86_400.0
 class BrowserSettings(_Section):
     """``[tools.browser]``: where the built-in browser searches and what it may open."""
 
-    provider: Literal["searxng", "exa", "you"] = "searxng"
+    provider: ProviderName = "searxng"
     """Search provider: a SearXNG instance (``url``, no key), Exa (``EXA_API_KEY``) or You.com (``YDC_API_KEY``)."""
     url: str | None = None
     """The SearXNG instance, e.g. ``http://127.0.0.1:8888``."""
@@ -35,7 +37,7 @@ class BrowserSettings(_Section):
 class ToolsSettings(_Section):
     """``[tools]``: running the model's tool calls, and with whose approval."""
 
-    approve: Literal["ask", "all", "none"] = "ask"
+    approve: ApprovalMode = "ask"
     """``ask`` before every call, run ``all`` without asking, or run ``none`` (the model is told it was declined)."""
     always: list[str] = Field(default_factory=list)
     """Tools that run without asking, as ``server.tool`` (the approval dialog's "always, saved" adds to it)."""

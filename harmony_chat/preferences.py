@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from harmony_chat.config import ConfigError, Settings, save_config_value
 
 if TYPE_CHECKING:
-    from harmony_chat.chat.summary import ReasoningMode
+    from harmony_chat.harmony.visibility import ReasoningMode
 
 __all__ = ["NotSaved", "Preferences"]
 

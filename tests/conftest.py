@@ -68,7 +68,7 @@ HEAVY_FILES = (
     "tests/training/test_pocket_training.py",
     "tests/training/test_pocket_rates.py",
     "tests/training/test_pocket_data.py",
-    "tests/integration/test_pocket.py",
+    "tests/demo/test_pocket.py",
 )
 """The files that take minutes (training steps, measured rates, the whole training set rendered)."""
 

@@ -22,8 +22,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from harmony_chat.generation.turn import TurnStats
 from harmony_chat.harmony.events import ContentDelta, MessageStarted, NoAnswer, Recovery, StopReason, ToolCall
-from harmony_chat.harmony.turn import TurnStats
 from harmony_chat.harmony.visibility import Display, display_of
 
 CORPUS = Path(__file__).resolve().parent / "data" / "harmony-corpus"

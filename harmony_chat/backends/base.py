@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections import deque
 from collections.abc import Callable, Collection, Generator, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -19,6 +20,16 @@ class SamplingParams:
     max_tokens: int = 4096
     json_schema: Mapping[str, object] | None = None
     """Constrain the generated text to JSON of this schema (backends with ``supports_json_schema``)."""
+    required_calls: tuple[str, ...] | None = None
+    """The answer must be a call to one of these functions (``functions.<name>``), after any analysis.
+
+    Honoured by backends with ``guards_structure`` (harmony's grammar allows only those headers);
+    :class:`~harmony_chat.generation.constrained.ConstrainedStream` writes the headers itself elsewhere.
+    """
+    choices: tuple[str, ...] | None = None
+    """Constrain the generated text to one of these strings (remote engines; a forced call's name)."""
+    ignore_eos: bool = False
+    """Keep generating past end-of-generation tokens (remote engines; benchmarks of long streams)."""
     harmony_structure: bool = True
     """Sample under harmony's grammar: special tokens and header words (:mod:`harmony_chat.harmony.structure`).
 
@@ -34,7 +45,7 @@ class SamplingParams:
     """Added to the logits of these token ids before sampling (``supports_logit_bias``)."""
     logprobs: int | None = None
     """Report each generated token's log probability and this many top alternatives (0 to 20) in
-    :attr:`ModelBackend.last_token_logprob` (``supports_logprobs``); None reports none."""
+    :attr:`ModelBackend.token_logprobs` (``supports_logprobs``); None reports none."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,9 +142,10 @@ class ModelBackend(ABC):
     supports_logit_bias: bool = False
     """Whether ``generate`` honours ``SamplingParams.logit_bias``."""
     supports_logprobs: bool = False
-    """Whether ``generate`` sets :attr:`last_token_logprob` when ``SamplingParams.logprobs`` is set."""
-    last_token_logprob: TokenLogprob | None = None
-    """The log probabilities of the token ``generate`` yielded last (set before it is yielded, when asked for)."""
+    """Whether ``generate`` fills :attr:`token_logprobs` when ``SamplingParams.logprobs`` is set."""
+    token_logprobs: deque[TokenLogprob] | None = None
+    """The log probabilities of the tokens ``generate`` yielded that no one has taken yet, oldest first
+    (a new queue per generation that asks for them; a consumer may take them a group of tokens later)."""
 
     def __init__(self) -> None:
         self.last_stats = GenerationStats()

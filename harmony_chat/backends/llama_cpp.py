@@ -6,7 +6,6 @@ used for user text (harmony renders the prompt). ``llama_cpp`` is imported only 
 
 from __future__ import annotations
 
-import ctypes
 import json
 import threading
 import time
@@ -15,132 +14,80 @@ from collections.abc import Callable, Collection, Generator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
-from harmony_chat.backends.base import GenerationStats, ModelBackend, ModelInfo, SamplingParams
+from harmony_chat.backends.base import GenerationStats, ModelBackend, ModelInfo, SamplingParams, TokenLogprob
+from harmony_chat.backends.grammar_check import GrammarCheck
+from harmony_chat.backends.llama_log import capture_llama_log, last_error_line
+from harmony_chat.backends.llama_sampler import (
+    JSON_STOPS,
+    GuardedSampler,
+    HarmonyStage,
+    LogitsProcessor,
+    SamplerCosts,
+    StructureMask,
+)
 from harmony_chat.backends.logits import LogitBias, LogprobRecorder
+from harmony_chat.backends.schema_errors import UnenforceableSchema
+from harmony_chat.backends.schema_grammar import schema_grammar
 from harmony_chat.errors import ModelError
 from harmony_chat.gguf.inspect import check_gguf_file
 from harmony_chat.harmony.header_mask import header_masks
-from harmony_chat.harmony.structure import Allowed, StructureGuard
+from harmony_chat.harmony.structure import StructureGuard, call_headers
 
 if TYPE_CHECKING:
     from openai_harmony import HarmonyEncoding
 
 GPT_OSS_ARCHITECTURE = "gpt-oss"
-FIRST_SPECIAL_ID = 199998
-"""Every id from here on is a special or reserved token (see ``harmony_chat.harmony.tokens``)."""
 SPECIAL_CHECK_IDS = [200006, 200008, 200012, 200002, 200005, 200007]
 SPECIAL_CHECK_TEXT = b"<|start|><|message|><|call|><|return|><|channel|><|end|>"
 TOKENIZER_SAMPLE = "Harmony check: the quick brown fox, 2 + 2 = 4; naïve café 東京 🙂"
 
-LogitsProcessor = Callable[[Any, Any], Any]
-"""``(input_ids, scores) -> scores``, as llama-cpp-python calls it."""
-
-
-LLAMA_LOG: deque[str] = deque(maxlen=200)
-"""The latest lines llama.cpp logged; shown in debug views and used to explain load failures."""
-_log_callback: Any = None
-
-
-def _capture_llama_log(llama_cpp: Any) -> None:
-    """Route llama.cpp's log into :data:`LLAMA_LOG` instead of the terminal (installed once)."""
-    global _log_callback
-    if _log_callback is not None:
-        return
-
-    @llama_cpp.llama_log_callback
-    def callback(level: int, text: bytes, user_data: Any) -> None:
-        LLAMA_LOG.append(text.decode("utf-8", errors="replace"))
-
-    _log_callback = callback
-    llama_cpp.llama_log_set(callback, ctypes.c_void_p(0))
-
-
-def _last_error_line() -> str:
-    lines = [line.strip() for line in LLAMA_LOG if line.strip()]
-    return lines[-1] if lines else "no details"
-
 
 def _counting_llama(llama_class: type) -> type:
-    """Subclass ``Llama`` so the backend can see how many prompt tokens each call evaluates."""
+    """Subclass ``Llama`` to count the prompt tokens each call evaluates, and to sample under harmony's grammar."""
+    import llama_cpp
 
     class CountingLlama(llama_class):
         evaluated = 0
         """Tokens evaluated since the counter was last reset (the first call of a generation is the prompt)."""
+        harmony_stage: HarmonyStage | None = None
+        """What the next ``generate`` samples under (None: llama-cpp-python's own sampler)."""
 
         def eval(self, tokens: Sequence[int]) -> None:
             self.evaluated += len(tokens)
             super().eval(tokens)
 
+        def _init_sampler(self, **kwargs: Any) -> Any:
+            stage = self.harmony_stage
+            if stage is None:
+                return super()._init_sampler(**kwargs)
+
+            def build(processors: list[LogitsProcessor] | None) -> Any:
+                return super(CountingLlama, self)._init_sampler(
+                    **{**kwargs, "logits_processor": processors, "grammar": None}
+                )
+
+            guarded = GuardedSampler.create(llama_cpp, build, stage)
+            if guarded is not None:
+                return guarded
+            from llama_cpp import LlamaGrammar  # type: ignore[attr-defined]
+
+            grammar = LlamaGrammar.from_string(stage.grammar.grammar) if stage.grammar is not None else None
+            return super()._init_sampler(**{**kwargs, "logits_processor": [stage.process], "grammar": grammar})
+
     return CountingLlama
 
 
-class JsonSpecialGuard:
-    """Keeps special tokens out of grammar-constrained JSON until the JSON is complete.
+def _chained(processors: list[LogitsProcessor]) -> LogitsProcessor:
+    """One logits processor running ``processors`` in order."""
+    if len(processors) == 1:
+        return processors[0]
 
-    llama.cpp's grammar accepts a special token whose text fits a JSON string (``<|end|>`` inside
-    ``"…"``), which would end the message mid-value. This logits processor masks every special
-    token while the text generated so far is not yet a whole JSON value; once it is, the grammar
-    itself only lets end-of-generation tokens through.
-    """
-
-    def __init__(self, llm: Any, prompt_length: int) -> None:
-        self.llm = llm
-        self.prompt_length = prompt_length
-
-    def __call__(self, input_ids: Any, scores: Any) -> Any:
-        """Mask the special tokens unless the JSON generated so far is complete."""
-        generated = [int(token) for token in input_ids[self.prompt_length :]]
-        text = self.llm.detokenize(generated, special=False) if generated else b""
-        try:
-            json.loads(text)
-        except ValueError:
-            scores[FIRST_SPECIAL_ID:] = -np.inf
+    def run(input_ids: Any, scores: Any) -> Any:
+        for processor in processors:
+            scores = processor(input_ids, scores)
         return scores
 
-
-class StructureMask:
-    """Masks the tokens harmony's grammar does not allow next, special or header words (a :class:`StructureGuard`)."""
-
-    def __init__(self, guard: StructureGuard, prompt_length: int) -> None:
-        self.guard = guard
-        self.seen = prompt_length
-        self._kept: dict[tuple[frozenset[int], int | None], tuple[Any, Any]] = {}
-        """Kept ids per allowed set; each entry holds the words array its key's id names."""
-
-    def __call__(self, input_ids: Any, scores: Any) -> Any:
-        """Follow the tokens generated since the last call, then mask what may not come next."""
-        for token in input_ids[self.seen :]:
-            self.guard.advance(int(token))
-        self.seen = len(input_ids)
-        allowed = self.guard.allowed()
-        if allowed.refused is not None:  # most words may come: mask the others
-            for refused in allowed.refused:
-                scores[refused] = -np.inf
-            kept = self._kept_ids(Allowed(allowed.specials, text=True))
-            values = scores[kept]
-            scores[FIRST_SPECIAL_ID:] = -np.inf
-            scores[kept] = values
-            return scores
-        kept = self._kept_ids(allowed)
-        values = scores[kept]
-        if allowed.text and allowed.words is None:
-            scores[FIRST_SPECIAL_ID:] = -np.inf
-        else:
-            scores[:] = -np.inf
-        scores[kept] = values
-        return scores
-
-    def _kept_ids(self, allowed: Allowed) -> Any:
-        """The ids that keep their logits: the allowed specials, and a header's allowed words."""
-        key = (allowed.specials, None if allowed.words is None else id(allowed.words))
-        found = self._kept.get(key)
-        if found is None:
-            ids = sorted(allowed.specials)
-            words = allowed.words if allowed.words is not None and allowed.text else np.empty(0, dtype=np.intp)
-            found = self._kept[key] = (np.concatenate([np.array(ids, dtype=np.intp), words]), allowed.words)
-        return found[0]
+    return run
 
 
 class LlamaCppBackend(ModelBackend):
@@ -184,8 +131,12 @@ class LlamaCppBackend(ModelBackend):
         self._info: ModelInfo | None = None
         self._lock = threading.Lock()
         """llama.cpp's context serves one call at a time (a prefill and a turn never overlap)."""
-        self._grammars: dict[str, Any] = {}
+        self._grammars: dict[str, GrammarCheck | None] = {}
         self._encoding: HarmonyEncoding | None = None
+        self._eog: frozenset[int] = frozenset()
+        """The JSON stops the model treats as end of generation (a grammar lets only those end it)."""
+        self.sampler_costs: SamplerCosts | None = None
+        """When set (by a benchmark), the sampler adds up where its time goes here."""
 
     @property
     def info(self) -> ModelInfo:
@@ -211,7 +162,7 @@ class LlamaCppBackend(ModelBackend):
             import llama_cpp
         except ImportError as error:
             raise ModelError(f"llama-cpp-python is not installed ({error})") from error
-        _capture_llama_log(llama_cpp)
+        capture_llama_log(llama_cpp)
         try:
             self._llm = _counting_llama(llama_cpp.Llama)(
                 model_path=str(self.model_path),
@@ -223,9 +174,12 @@ class LlamaCppBackend(ModelBackend):
             )
         except (ValueError, RuntimeError, OSError) as error:
             raise ModelError(
-                f"llama.cpp could not load {self.model_path.name}: {error} ({_last_error_line()})"
+                f"llama.cpp could not load {self.model_path.name}: {error} ({last_error_line()})"
             ) from error
         self._check_vocabulary()
+        vocab = self._llm._model.vocab
+        self._eog = frozenset(token for token in JSON_STOPS if llama_cpp.llama_vocab_is_eog(vocab, token))
+        self.supports_json_schema = self._eog == JSON_STOPS  # else a grammar could not end the message
         if self._encoding is not None:
             header_masks(self._encoding)  # the header grammar's vocabulary, read now rather than in the first turn
         offload = bool(llama_cpp.llama_supports_gpu_offload()) and self.gpu_layers != 0
@@ -281,15 +235,10 @@ class LlamaCppBackend(ModelBackend):
         stats = self.last_stats = GenerationStats(prompt_tokens=len(prompt))
         llm.evaluated = 0
         recorder = LogprobRecorder(sampling.logprobs) if sampling.logprobs is not None else None
-        processors: list[LogitsProcessor] = [recorder] if recorder is not None else []  # the model's own
-        if sampling.logit_bias:
-            processors.append(LogitBias(sampling.logit_bias))
-        if self.logits_processor is not None:
-            processors.append(self.logits_processor)
-        if sampling.harmony_structure and self._encoding is not None:
-            processors.append(StructureMask(StructureGuard(self._encoding, prompt), len(prompt)))
-        if sampling.json_schema is not None:
-            processors.append(JsonSpecialGuard(llm, len(prompt)))
+        logprobs: deque[TokenLogprob] = deque()
+        self.token_logprobs = logprobs if recorder is not None else None
+        stage = self._stage(llm, prompt, sampling, recorder)
+        llm.harmony_stage = stage
         stream = llm.generate(
             list(prompt),
             temp=sampling.temperature,
@@ -299,8 +248,6 @@ class LlamaCppBackend(ModelBackend):
             repeat_penalty=1.0,
             frequency_penalty=sampling.frequency_penalty,
             presence_penalty=sampling.presence_penalty,
-            logits_processor=processors or None,
-            grammar=self._grammar(sampling.json_schema),
         )
         started = time.perf_counter()
         first = last = started
@@ -314,29 +261,65 @@ class LlamaCppBackend(ModelBackend):
                     stats.ttft_s = first - started
                 stats.generated_tokens += 1
                 stats.decode_s = last - first
-                self.last_token_logprob = recorder.entry(token) if recorder is not None else None
+                if stage is not None:
+                    stage.follow(token)
+                if recorder is not None:
+                    scored = recorder.entry(token)
+                    if scored is not None:
+                        logprobs.append(scored)
                 yield token
                 if token in stop_ids:
                     break
         finally:
             stream.close()
+            llm.harmony_stage = None
 
-    def _grammar(self, schema: Mapping[str, object] | None) -> Any:
+    def _stage(
+        self, llm: Any, prompt: Sequence[int], sampling: SamplingParams, recorder: LogprobRecorder | None
+    ) -> HarmonyStage | None:
+        """The sampler's first stage for this generation (None: nothing to mask).
+
+        Log probabilities, a logit bias and a test's processor need every token's logits in Python, so
+        a generation that asks for one samples each token through the Python stage.
+        """
+        mask = None
+        if sampling.harmony_structure and self._encoding is not None:
+            headers = call_headers(self._encoding, sampling.required_calls) if sampling.required_calls else None
+            mask = StructureMask(StructureGuard(self._encoding, prompt, headers=headers), len(prompt))
+        grammar = self._grammar(sampling.json_schema)
+        processors: list[LogitsProcessor] = [recorder] if recorder is not None else []  # the model's own logits
+        if sampling.logit_bias:
+            processors.append(LogitBias(sampling.logit_bias))
+        if self.logits_processor is not None:
+            processors.append(self.logits_processor)
+        extra = (_chained(processors), lambda: llm._input_ids) if processors else None
+        if mask is None and grammar is None and extra is None:
+            return None
+        if grammar is not None:
+            grammar.reset()
+        stage = HarmonyStage(mask, grammar, self._eog, extra)
+        stage.costs = self.sampler_costs
+        return stage
+
+    def _grammar(self, schema: Mapping[str, object] | None) -> GrammarCheck | None:
         """llama.cpp's grammar for JSON of ``schema`` (built once per schema), or None.
 
-        A schema llama.cpp cannot express leaves the tokens unconstrained; the decoder still
-        checks the arguments and a malformed call is never run.
+        A schema the grammar cannot enforce (:func:`~harmony_chat.backends.schema_grammar.check_enforceable`
+        refuses it; the server does so before a turn starts) leaves the tokens unconstrained: the
+        decoder still checks the arguments and a malformed call is never run.
         """
-        if schema is None:
+        if schema is None or not self.supports_json_schema:
             return None
         key = json.dumps(schema, sort_keys=True)
         if key not in self._grammars:
-            from llama_cpp import LlamaGrammar  # type: ignore[attr-defined]
+            import llama_cpp
 
             try:
-                self._grammars[key] = LlamaGrammar.from_json_schema(key, verbose=False)
-            except Exception:  # llama-cpp-python raises several kinds for schemas it cannot convert
+                grammar = schema_grammar(schema)
+            except UnenforceableSchema:
                 self._grammars[key] = None
+            else:
+                self._grammars[key] = GrammarCheck.build(llama_cpp, self._llm._model.vocab, grammar)
         return self._grammars[key]
 
     def prefill(self, tokens: Sequence[int]) -> int:
@@ -358,7 +341,11 @@ class LlamaCppBackend(ModelBackend):
             return int(llm.evaluated)
 
     def close(self) -> None:
-        """Free the llama.cpp model and context."""
+        """Free the llama.cpp model, context and grammars."""
+        for grammar in self._grammars.values():
+            if grammar is not None:
+                grammar.close()
+        self._grammars.clear()
         if self._llm is not None:
             self._llm.close()
             self._llm = None

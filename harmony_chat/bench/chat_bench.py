@@ -14,8 +14,8 @@ from typing import Any
 from harmony_chat.backends.base import SamplingParams
 from harmony_chat.backends.llama_cpp import LlamaCppBackend
 from harmony_chat.chat.conversation import ChatConversation
+from harmony_chat.generation.turn import TurnStats
 from harmony_chat.harmony.session import ChatSession
-from harmony_chat.harmony.turn import TurnStats
 
 USER_TURNS = (
     "Hello! Can you help me plan a small Python project?",

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 from openai_harmony import HarmonyEncoding
 
-from harmony_chat.backends.llama_cpp import StructureMask
+from harmony_chat.backends.llama_sampler import StructureMask
 from harmony_chat.bench.decoder_bench import sample_completion
 from harmony_chat.harmony import tokens as tk
 from harmony_chat.harmony.structure import Place, StructureGuard

@@ -17,8 +17,8 @@ from typing import Any
 
 from harmony_chat.backends.base import SamplingParams
 from harmony_chat.backends.llama_cpp import LlamaCppBackend
+from harmony_chat.generation.turn import TurnOptions, TurnStats, run_turn
 from harmony_chat.harmony.session import ChatSession
-from harmony_chat.harmony.turn import TurnOptions, TurnStats, run_turn
 
 BENCH_PROMPT = "Write a long, detailed essay about the history of computing, with code examples."
 
@@ -62,7 +62,7 @@ def _bare_decode(llm: Any, prompt: list[int], sampling: SamplingParams) -> tuple
 
 def _pipeline_decode(backend: LlamaCppBackend, session: ChatSession, sampling: SamplingParams) -> float:
     """Return the decode tokens/s of one ``ask``-style turn (cache reset first, turn not kept)."""
-    from harmony_chat.cli.ask_output import AskPrinter, OutputMode
+    from harmony_chat.printing.ask_output import AskPrinter, OutputMode
 
     backend.llama.reset()
     sink = io.StringIO()

@@ -4,7 +4,9 @@
 httpx, counting ids: the engine's speed as any client sees it. ``pipeline`` is what ``ask`` runs:
 the remote backend (worker thread, cancellation checks), the harmony decoder, events and the
 printer. Both use the same prompt and seeded sampler, and runs alternate so that server load and
-network noise hit both alike. After the warm-up the prompt is in the engine's prefix cache for
+network noise hit both alike. Both ask the engine to ignore its end-of-generation tokens (and
+refuse the stop tokens), so each run streams the requested number of tokens, not however short
+an answer the model would write. After the warm-up the prompt is in the engine's prefix cache for
 both, so the time to first token measures the round trip more than prompt processing.
 """
 
@@ -23,9 +25,9 @@ from harmony_chat.backends.base import SamplingParams
 from harmony_chat.backends.remote.engine import RemoteBackend, StreamState
 from harmony_chat.backends.remote.transport import parse_body
 from harmony_chat.errors import EngineError
+from harmony_chat.generation.turn import TurnOptions, TurnStats, run_turn
 from harmony_chat.harmony import tokens as tk
 from harmony_chat.harmony.session import ChatSession
-from harmony_chat.harmony.turn import TurnOptions, TurnStats, run_turn
 from harmony_chat.text_safety import visible
 
 BENCH_PROMPT = "Write a long, detailed essay about the history of computing, with code examples."
@@ -97,7 +99,7 @@ def raw_stream(backend: RemoteBackend, prompt: list[int], sampling: SamplingPara
 
 def pipeline_stream(backend: RemoteBackend, session: ChatSession, sampling: SamplingParams) -> StreamFigures:
     """Run one ``ask``-style turn through ``backend`` (the turn is not kept) and return its figures."""
-    from harmony_chat.cli.ask_output import AskPrinter, OutputMode
+    from harmony_chat.printing.ask_output import AskPrinter, OutputMode
 
     sink = io.StringIO()
     printer = AskPrinter(OutputMode(), sink, sink, session)
@@ -126,7 +128,7 @@ def compare_remote(backend: RemoteBackend, tokens: int = 256, runs: int = 3, see
     session = ChatSession(load_encoding())
     session.add_user(BENCH_PROMPT)
     prompt = session.render(max_new_tokens=tokens).tokens
-    sampling = SamplingParams(temperature=1.0, seed=seed, max_tokens=tokens)
+    sampling = SamplingParams(temperature=1.0, seed=seed, max_tokens=tokens, ignore_eos=True)
     raw_stream(backend, prompt, sampling)  # warm-up: the prompt lands in the engine's prefix cache
     raws: list[StreamFigures] = []
     pipelines: list[StreamFigures] = []

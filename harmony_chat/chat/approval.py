@@ -15,11 +15,8 @@ import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
-from typing import Literal
 
-ApprovalMode = Literal["ask", "all", "none"]
-"""``ask`` the user for each call, run ``all`` without asking, or run ``none``."""
-APPROVAL_MODES: tuple[ApprovalMode, ...] = ("ask", "all", "none")
+from harmony_chat.tools.base import ApprovalMode
 
 
 class Choice(StrEnum):

@@ -16,12 +16,21 @@ from collections.abc import Callable, Generator, Iterator
 from typing import TYPE_CHECKING
 
 from harmony_chat.backends.base import ModelBackend, SamplingParams
-from harmony_chat.chat.events import ChatEvent, Notice, StepStarted, ToolFinished, ToolLoopLimit
+from harmony_chat.backends.schema_grammar import unenforceable
+from harmony_chat.chat.events import (
+    ChatEvent,
+    Notice,
+    ReasoningSummary,
+    StepStarted,
+    SummaryStarted,
+    ToolFinished,
+    ToolLoopLimit,
+)
 from harmony_chat.config_tools import DEFAULT_MAX_STEPS
 from harmony_chat.errors import HarmonyChatError
+from harmony_chat.generation.turn import TurnEvent, TurnOptions, TurnStats, prefill_next_turn, run_turn
 from harmony_chat.harmony.effort import Effort
 from harmony_chat.harmony.events import NoAnswer, StopReason, ToolCall
-from harmony_chat.harmony.turn import TurnOptions, TurnStats, prefill_next_turn, run_turn
 from harmony_chat.harmony.visibility import is_answer
 
 if TYPE_CHECKING:
@@ -38,6 +47,15 @@ _HISTORY_ERRORS = (HarmonyChatError, OSError, sqlite3.Error)
 
 def _never() -> bool:
     return False
+
+
+def _record(recorder: TurnRecorder, event: TurnEvent | SummaryStarted | ReasoningSummary) -> None:
+    """Hand ``event`` to the history: a summary as its text and figures, the turn's own events as they are."""
+    if isinstance(event, ReasoningSummary):
+        if event.text is not None:  # a failed summary is not user-facing text: nothing to keep
+            recorder.add_summary(event.text, event.figures())
+    elif not isinstance(event, SummaryStarted):
+        recorder.on_event(event)
 
 
 class ChatConversation:
@@ -81,6 +99,8 @@ class ChatConversation:
         self.link: ConversationLink | None = None
         """The stored conversation this chat writes to (None until the first message, or with no store)."""
         self._calls = 0
+        self._told_unenforced: set[str] = set()
+        """Tools whose arguments' schema the grammar cannot enforce, already told about."""
         self._closed = False
 
     # -- state -------------------------------------------------------------------------------
@@ -154,6 +174,10 @@ class ChatConversation:
             self.session.tool_namespaces = self.tools.tools.namespaces()
             self.session.builtin = sorted(self.session.tool_namespaces)
             options.tool_schemas = self.tools.tools.schemas()
+            for name, refusal in unenforceable(options.tool_schemas).items():  # the arguments go unconstrained
+                if name not in self._told_unenforced:
+                    self._told_unenforced.add(name)
+                    yield Notice(f"{name}'s arguments are checked and repaired, not held to its schema: {refusal}")
         watch = self.summarizer.watch(self.backend, self.sampling, should_stop) if self.summarizer else None
         for step in range(1, self.max_steps + 1):
             yield StepStarted(step)
@@ -201,7 +225,7 @@ class ChatConversation:
             for event in watch.interleave(events) if watch else events:
                 if recorder is not None:
                     try:
-                        recorder.on_event(event)
+                        _record(recorder, event)
                     except _HISTORY_ERRORS as failure:
                         recorder = None
                         yield Notice(f"The history could not be saved: {failure}")

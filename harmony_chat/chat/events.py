@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from harmony_chat.backends.base import GenerationStats
-from harmony_chat.harmony.turn import TurnEvent
+from harmony_chat.generation.turn import TurnEvent
 
 if TYPE_CHECKING:
     from harmony_chat.tools.base import ToolResult
@@ -96,10 +96,12 @@ class ReasoningSummary:
     """Why there is no text (None when there is)."""
 
     def as_dict(self) -> dict[str, object]:
-        """The summary and its cost as flat data (an ``ask --json`` event, the history's figures)."""
+        """The summary and its cost as flat data (an ``ask --json`` event)."""
+        return {"type": "summary", "text": self.text, **self.figures()}
+
+    def figures(self) -> dict[str, object]:
+        """What the summary cost, and why it failed, as flat data (the history keeps these beside the text)."""
         return {
-            "type": "summary",
-            "text": self.text,
             "part": self.part,
             "live": self.live,
             "analysis_tokens": self.analysis_tokens,

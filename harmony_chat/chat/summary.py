@@ -18,7 +18,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 from harmony_chat.backends.base import GenerationStats, ModelBackend, SamplingParams
 from harmony_chat.chat.events import ReasoningSummary, SummaryStarted
@@ -30,11 +30,7 @@ from harmony_chat.harmony.visibility import MessageKind, is_answer, kind_of, mes
 if TYPE_CHECKING:
     from openai_harmony import HarmonyEncoding
 
-    from harmony_chat.harmony.turn import TurnEvent
-
-ReasoningMode = Literal["hidden", "summary", "raw"]
-"""What the user sees of the reasoning: nothing, a model-written summary, or the raw chain of thought."""
-REASONING_MODES: tuple[ReasoningMode, ...] = ("hidden", "summary", "raw")
+    from harmony_chat.generation.turn import TurnEvent
 
 SUMMARY_REQUEST = (
     "Summarize the reasoning you just did for the user in one to three short sentences, in the language "

@@ -21,10 +21,10 @@ from typing import IO
 from harmony_chat.chat.approval import Approver, Choice, Decision, ToolReview
 from harmony_chat.chat.factory import UsageProblem, create_conversation, load_model, start_tools, tool_runner
 from harmony_chat.chat.options import ChatOptions
-from harmony_chat.cli.ask_output import AskPrinter, OutputMode
 from harmony_chat.errors import ModelError
 from harmony_chat.harmony.effort import Effort
 from harmony_chat.harmony.visibility import is_answer
+from harmony_chat.printing.ask_output import AskPrinter, OutputMode
 from harmony_chat.text_safety import visible
 
 __all__ = ["AskRequest", "AskPrinter", "OutputMode", "UsageProblem", "run_ask"]

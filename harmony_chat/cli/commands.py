@@ -60,6 +60,10 @@ def ask(
 @app.command()
 def bench(
     model: Annotated[Path | None, typer.Option("--model", "-m", help="A gpt-oss GGUF file.")] = None,
+    tiny: Annotated[
+        bool,
+        typer.Option("--tiny", help="A tiny random-weight gpt-oss GGUF, made here once (no download needed)."),
+    ] = False,
     url: Annotated[
         str | None, typer.Option("--url", help="A serving engine: compare its raw token stream with the pipeline.")
     ] = None,
@@ -102,15 +106,30 @@ def bench(
         int,
         typer.Option("--chat-tokens", callback=setting_rule("model.max_tokens"), help="Tokens per turn of the chat."),
     ] = 64,
+    long_tokens: Annotated[
+        int,
+        typer.Option(
+            "--long-tokens",
+            min=8,
+            callback=setting_rule("model.max_tokens"),
+            help="Long answers of the per-token breakdown.",
+        ),
+    ] = 4096,
     json_output: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Measure the model and every layer harmony-chat adds on top of it (--tui: the chat app)."""
-    if model is None and url is None and not tui and serve_url is None:
-        raise typer.BadParameter("give --model PATH, --url URL, --serve URL, --tui, or several")
+    if model is not None and tiny:
+        raise typer.BadParameter("give --model PATH or --tiny, not both")
+    if model is None and not tiny and url is None and not tui and serve_url is None:
+        raise typer.BadParameter("give --model PATH, --tiny, --url URL, --serve URL, --tui, or several")
+    if tiny:
+        from harmony_chat.bench.tiny_model import tiny_model_path
+
+        model = tiny_model_path()
     if model is not None:
         from harmony_chat.bench.runner import BenchSettings, print_report, run_bench
 
-        report = run_bench(BenchSettings(model, tokens, runs, ctx, gpu_layers, threads, chat_tokens))
+        report = run_bench(BenchSettings(model, tokens, runs, ctx, gpu_layers, threads, chat_tokens, long_tokens))
         print_report(report, sys.stdout, json_output)
     if url is not None:
         from harmony_chat.backends.remote import create_remote_backend

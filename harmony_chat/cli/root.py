@@ -158,7 +158,7 @@ app.add_typer(history_app, name="history")
 def models() -> None:
     """List the gpt-oss GGUF files found on this machine."""
     from harmony_chat.backends.sources import DOWNLOAD_COMMAND
-    from harmony_chat.models import find_models, search_dirs
+    from harmony_chat.gguf.discovery import find_models, search_dirs
 
     found = find_models()
     for model in found:

@@ -77,9 +77,9 @@ def serve(
     from harmony_chat.chat.factory import load_model
     from harmony_chat.server.app import ServerLimits, run_server
     from harmony_chat.server.backend_pool import pool_for
+    from harmony_chat.server.harmony_request import ServedModel
     from harmony_chat.server.limits import check_bind
     from harmony_chat.server.response_store import store_location
-    from harmony_chat.server.transcript import ServedModel
 
     check_bind(host, api_key)  # before loading anything
     options = overrides.chat_options(invocation)

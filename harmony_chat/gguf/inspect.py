@@ -1,8 +1,9 @@
-"""Cheap checks on a model file before llama.cpp loads it: is it a GGUF, which architecture.
+"""Cheap reads of a model file's GGUF header: is it a GGUF, which architecture, one string list.
 
 Reading the architecture walks only the first metadata entries of the header (it is the first
 key every converter writes), so a 60 GB file is refused in microseconds instead of after a load.
-``gguf.GGUFReader`` would parse the whole 200k-token vocabulary first.
+``gguf.GGUFReader`` would parse the whole 200k-token vocabulary first; :func:`read_string_array`
+reads one list (the tokenizer's tokens) walking the header once, without it.
 """
 
 from __future__ import annotations
@@ -61,6 +62,46 @@ def read_architecture(stream: BinaryIO) -> str | None:
             return _read_string(stream)
         _skip_value(stream, value_type)
     return None
+
+
+def read_string_array(path: Path, key: str, limit: int | None = None) -> list[str] | None:
+    """The first ``limit`` strings (all when None) of the string-array entry ``key``, or None if absent.
+
+    Raises:
+        OSError: when the file cannot be read.
+        ValueError: when it is not a GGUF file, its header is damaged, or ``key`` is not a string array.
+    """
+    try:
+        with path.open("rb") as stream:
+            if stream.read(4) != GGUF_MAGIC:
+                raise ValueError(f"{path} is not a GGUF file")
+            version, _tensors, entries = struct.unpack("<IQQ", _read(stream, 20))
+            if version < 2:
+                raise ValueError(f"GGUF version {version} is too old")
+            for _ in range(entries):
+                name = _read_string(stream)
+                (value_type,) = struct.unpack("<I", _read(stream, 4))
+                if name != key:
+                    _skip_value(stream, value_type)
+                    continue
+                if value_type != _ARRAY:
+                    raise ValueError(f"{key} is not a list")
+                item_type, count = struct.unpack("<IQ", _read(stream, 12))
+                if item_type != _STRING:
+                    raise ValueError(f"{key} is not a list of strings")
+                wanted = count if limit is None else min(count, limit)
+                return [_read_exact_string(stream) for _ in range(wanted)]
+    except (EOFError, struct.error) as error:
+        raise ValueError(f"damaged GGUF header ({error})") from error
+    return None
+
+
+def _read_exact_string(stream: BinaryIO) -> str:
+    """A header string that must be valid UTF-8 (a token's text)."""
+    (length,) = struct.unpack("<Q", _read(stream, 8))
+    if length > 1 << 20:
+        raise ValueError("implausible string length in GGUF header")
+    return _read(stream, length).decode("utf-8")
 
 
 def check_gguf_file(path: Path) -> str:

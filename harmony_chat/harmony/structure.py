@@ -68,13 +68,23 @@ class StructureGuard:
             that ends with ``<|start|>assistant`` starts it in a header; one that already holds
             part of the completion, as after a grammar restart, starts it where that part ends).
         max_header_tokens: the longest header the decoder reads without salvaging it.
+        headers: when given, the only headers a message may have (their tokens after ``<|start|>``,
+            :func:`call_headers`): a forced tool call. The first of them (an analysis) is allowed
+            once, as the completion's first message; then only the others.
     """
 
     def __init__(
-        self, encoding: HarmonyEncoding, context: Sequence[int], *, max_header_tokens: int = MAX_HEADER_TOKENS
+        self,
+        encoding: HarmonyEncoding,
+        context: Sequence[int],
+        *,
+        max_header_tokens: int = MAX_HEADER_TOKENS,
+        headers: Sequence[Sequence[int]] | None = None,
     ) -> None:
         self._encoding = encoding
         self._max_header = max_header_tokens
+        self._headers = [tuple(header) for header in headers] if headers else None
+        self._forced: dict[tuple[int, ...], Allowed | None] = {}
         self.place = Place.HEADER
         self._header: list[int] = []
         self._channel_at: int | None = None
@@ -100,6 +110,9 @@ class StructureGuard:
             elif token in tk.MESSAGE_STOPS:
                 self.place = Place.BETWEEN
         elif token == tk.MESSAGE:
+            if self._headers is not None and len(self._headers) > 1 and (*self._header, token) == self._headers[0]:
+                self._headers = self._headers[1:]  # the analysis came: the call comes next
+                self._forced.clear()
             self._open_content()
         elif token == tk.START:
             self._open_header()
@@ -115,12 +128,19 @@ class StructureGuard:
             self._constrained = self._constrained or token == tk.CONSTRAIN
             self._header.append(token)
 
+    @property
+    def content_stops(self) -> frozenset[int]:
+        """The tokens that may end the message whose content is being generated."""
+        return self._stops
+
     def allowed(self) -> Allowed:
         """The special tokens that may come next, and whether ordinary text may."""
         if self.place is Place.BETWEEN:
             return _ONLY_START
         if self.place is Place.CONTENT:
             return Allowed(self._stops, text=True)
+        if self._headers is not None and (forced := self._forced_header()) is not None:
+            return forced
         room = self._max_header - len(self._header)
         if self._words != DEAD and (words := self._allowed_words(room)) is not None:
             return words
@@ -135,6 +155,22 @@ class StructureGuard:
             specials.add(tk.CONSTRAIN)  # never between the channel token and its name
         text = room >= 1 + (0 if self._channel_at is not None else needed)
         return Allowed(frozenset(specials), text)
+
+    def _forced_header(self) -> Allowed | None:
+        """The next token of the allowed headers this header has followed so far (None: it follows none)."""
+        prefix = tuple(self._header)
+        if prefix not in self._forced:
+            assert self._headers is not None
+            nexts = {
+                header[len(prefix)]
+                for header in self._headers
+                if len(header) > len(prefix) and header[: len(prefix)] == prefix
+            }
+            specials = frozenset(token for token in nexts if tk.is_special(token))
+            words = np.array(sorted(token for token in nexts if not tk.is_special(token)), dtype=np.intp)
+            words.flags.writeable = False
+            self._forced[prefix] = Allowed(specials, text=bool(words.size), words=words) if nexts else None
+        return self._forced[prefix]
 
     def _allowed_words(self, room: int) -> Allowed | None:
         """What the header grammar allows (None where it allows nothing: a prompt's header too long to close)."""
@@ -158,11 +194,35 @@ class StructureGuard:
         self._constrained = False
 
     def _open_content(self) -> None:
-        header = read_header(str(self._encoding.decode(self._header)), closed=True)
-        if is_tool_recipient(header.recipient):
-            self._stops = _CALL_STOPS
-        elif header.channel == "final":
-            self._stops = _FINAL_STOPS
-        else:
-            self._stops = _OTHER_STOPS
+        self._stops = message_stops(self._encoding, self._header)
         self.place = Place.CONTENT
+
+
+def call_headers(encoding: HarmonyEncoding, functions: Sequence[str]) -> list[list[int]]:
+    """The headers of a forced call: an analysis message, or a JSON call to one of ``functions`` (``functions.x``).
+
+    Each is the tokens after ``<|start|>``, as harmony writes them.
+    """
+    texts = ["assistant<|channel|>analysis<|message|>"]  # first: allowed once
+    texts += [f"assistant<|channel|>commentary to={name} <|constrain|>json<|message|>" for name in functions]
+    return [list(encoding.encode(text, allowed_special="all")) for text in texts]
+
+
+def message_stops(encoding: HarmonyEncoding, header: Sequence[int]) -> frozenset[int]:
+    """The tokens that may end a message with this header (its tokens between ``<|start|>`` and ``<|message|>``)."""
+    read = read_header(str(encoding.decode(list(header))), closed=True)
+    if is_tool_recipient(read.recipient):
+        return _CALL_STOPS
+    return _FINAL_STOPS if read.channel == "final" else _OTHER_STOPS
+
+
+def open_message_stops(encoding: HarmonyEncoding, tokens: Sequence[int]) -> frozenset[int] | None:
+    """The stops of the message whose content ``tokens`` end inside, or None when they end elsewhere."""
+    start = max((index for index, token in enumerate(tokens) if token == tk.START), default=-1)
+    header = list(tokens[start + 1 :])
+    if tk.MESSAGE not in header:
+        return None
+    end = header.index(tk.MESSAGE)
+    if any(token in tk.MESSAGE_STOPS for token in header[end + 1 :]):
+        return None
+    return message_stops(encoding, header[:end])

@@ -1,7 +1,7 @@
 """Token ids of the o200k_harmony vocabulary that the engine needs to know by heart.
 
 The ids are fixed by the harmony format (see the format guide's table of special tokens);
-``tests/unit/test_tokens.py`` checks them against openai-harmony's own encoding.
+``tests/harmony/test_tokens.py`` checks them against openai-harmony's own encoding.
 """
 
 from __future__ import annotations

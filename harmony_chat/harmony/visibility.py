@@ -33,12 +33,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 from types import MappingProxyType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from harmony_chat.harmony.header import is_tool_recipient
 
 if TYPE_CHECKING:
     from openai_harmony import Message
+
+ReasoningMode = Literal["hidden", "summary", "raw"]
+"""What the user sees of the reasoning: nothing, a model-written summary, or the raw chain of thought."""
+REASONING_MODES: tuple[ReasoningMode, ...] = ("hidden", "summary", "raw")
 
 
 class MessageKind(StrEnum):

@@ -67,15 +67,13 @@ def derive_from_gguf(gguf_path: Path, folder: Path) -> Path:
     Raises:
         VocabularyError: if the GGUF has no such tokenizer or the result does not verify.
     """
-    from gguf import GGUFReader  # deferred: numpy-heavy, only needed on this path
-
+    from harmony_chat.gguf.inspect import read_string_array
     from harmony_chat.gguf.tokenizer import BASE_VOCAB_SIZE, tiktoken_bytes, token_to_bytes
 
     try:
-        field = GGUFReader(gguf_path).get_field("tokenizer.ggml.tokens")
-        if field is None:
+        strings = read_string_array(gguf_path, "tokenizer.ggml.tokens", limit=BASE_VOCAB_SIZE)
+        if strings is None:
             raise VocabularyError(f"{gguf_path} has no tokenizer.ggml.tokens to derive a vocabulary from")
-        strings = field.contents(slice(0, BASE_VOCAB_SIZE))
         ranks = [token_to_bytes(token) for token in strings]
     except (OSError, ValueError, KeyError) as error:
         raise VocabularyError(f"could not read the tokenizer in {gguf_path}: {error}") from error

@@ -3,20 +3,18 @@
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import Any
 
 from openai_harmony import HarmonyEncoding
 
+from harmony_chat.generation.turn import TurnEvent, TurnStats
 from harmony_chat.harmony.effort import parse_effort
 from harmony_chat.harmony.events import ContentDelta, MessageFinished, StopReason
 from harmony_chat.harmony.header import is_tool_recipient
 from harmony_chat.harmony.session import ChatSession
-from harmony_chat.harmony.turn import TurnEvent, TurnStats
 from harmony_chat.harmony.visibility import Display, display_of
 from harmony_chat.history.store import HistoryStore, StoredConversation
-
-if TYPE_CHECKING:
-    from harmony_chat.chat.events import ReasoningSummary, SummaryStarted
 
 PARTIAL_EVERY_S = 1.0
 """How often a streaming answer is saved, so a killed process loses at most this much."""
@@ -73,15 +71,9 @@ class TurnRecorder:
         self._partial: list[str] = []
         self._saved_at = time.monotonic()
 
-    def on_event(self, event: TurnEvent | SummaryStarted | ReasoningSummary) -> None:
-        """Store finished messages and reasoning summaries; save the streaming answer now and then."""
-        from harmony_chat.chat.events import ReasoningSummary
-
-        if isinstance(event, ReasoningSummary):
-            if event.text is not None:  # a failed summary is not user-facing text: nothing to keep
-                figures = {key: value for key, value in event.as_dict().items() if key not in ("type", "text")}
-                self.store.add_summary(self.conversation, self.turn, event.text, figures)
-        elif isinstance(event, MessageFinished):
+    def on_event(self, event: TurnEvent) -> None:
+        """Store finished messages; save the streaming answer now and then."""
+        if isinstance(event, MessageFinished):
             self._partial = []
             if not (event.truncated and is_tool_recipient(event.message.recipient)):
                 self.store.add_message(self.conversation, event.message, self.turn)
@@ -90,6 +82,10 @@ class TurnRecorder:
             if time.monotonic() - self._saved_at >= PARTIAL_EVERY_S:
                 self.store.save_partial(self.turn, "".join(self._partial))
                 self._saved_at = time.monotonic()
+
+    def add_summary(self, text: str, figures: Mapping[str, Any]) -> None:
+        """Store a reasoning summary the user was shown, with what it cost (searchable, never a message)."""
+        self.store.add_summary(self.conversation, self.turn, text, dict(figures))
 
     def finish(self, stats: TurnStats | None, error: str | None = None) -> None:
         """Record how the turn ended."""

@@ -19,7 +19,7 @@ from openai_harmony import Message, Role, ToolDescription
 from harmony_chat.harmony.visibility import Storage, is_answer, rule_of
 from harmony_chat.history.db import HistoryError, open_database, reading, transaction
 from harmony_chat.history.instances import InstanceLock, if_gone, instances_folder, sweep
-from harmony_chat.history.text import SearchHit, auto_title, fold, make_snippet, query_terms
+from harmony_chat.history.text import ConversationHit, auto_title, fold, make_snippet, query_terms
 
 TURN_STATUSES = ("generating", "complete", "stopped", "truncated", "error", "interrupted")
 
@@ -314,7 +314,7 @@ class HistoryStore:
                 )
         return stored
 
-    def search(self, query: str, limit: int = 50) -> list[SearchHit]:
+    def search(self, query: str, limit: int = 50) -> list[ConversationHit]:
         """Search user messages, answers and reasoning summaries for every word of ``query``, in any script.
 
         Each conversation appears once, with its best-matching message. Words of three characters or
@@ -341,11 +341,11 @@ class HistoryStore:
                 f"WHERE {' AND '.join(conditions)} ORDER BY {order} LIMIT ?",
                 (*values, limit * 10),
             ).fetchall()
-        best: dict[int, SearchHit] = {}
+        best: dict[int, ConversationHit] = {}
         for row in rows:  # best match first; one hit per conversation
             if int(row["id"]) not in best:
                 snippet, highlights = make_snippet(row["text"], terms)
-                best[int(row["id"])] = SearchHit(int(row["id"]), row["title"], snippet, highlights)
+                best[int(row["id"])] = ConversationHit(int(row["id"]), row["title"], snippet, highlights)
         return list(best.values())[:limit]
 
     def rename(self, conversation: int, title: str) -> None:

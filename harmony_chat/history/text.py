@@ -53,7 +53,7 @@ def query_terms(query: str) -> list[str]:
 
 
 @dataclass(frozen=True, slots=True)
-class SearchHit:
+class ConversationHit:
     """One conversation found by a search, with its best-matching message cut to a snippet."""
 
     conversation: int

@@ -27,7 +27,7 @@ from starlette.routing import Route
 
 from harmony_chat.server.backend_pool import BackendPool, pool_for
 from harmony_chat.server.chat_completions import ChatFormatter
-from harmony_chat.server.chat_request import ChatRequest, chat_transcript
+from harmony_chat.server.chat_request import ChatRequest, chat_harmony_request
 from harmony_chat.server.connections import (
     DEFAULT_BACKLOG,
     DEFAULT_HEADER_TIMEOUT_S,
@@ -39,6 +39,7 @@ from harmony_chat.server.conversations import ConversationRoutes, input_items
 from harmony_chat.server.errors import ApiError, invalid_request
 from harmony_chat.server.generation import TurnRun
 from harmony_chat.server.guard import LOOPBACK_HOSTS, RequestGuard, host_rule
+from harmony_chat.server.harmony_request import HarmonyRequest, ServedModel, build_session, turn_options
 from harmony_chat.server.json_body import parse_object
 from harmony_chat.server.limits import (
     DEFAULT_MAX_BODY_BYTES,
@@ -64,19 +65,18 @@ from harmony_chat.server.responses_request import (
     ResponsesRequest,
     normalise_input,
     output_as_input,
-    responses_transcript,
+    responses_harmony_request,
 )
 from harmony_chat.server.sampling_request import check_sampling
 from harmony_chat.server.streaming import GatedResponse, chat_stream, collect, first_event, responses_stream
 from harmony_chat.server.summaries import parse_summary, summarizer_for
-from harmony_chat.server.transcript import ServedModel, Transcript, build_session, turn_options
 from harmony_chat.server.turn_output import TurnReader
 
 if TYPE_CHECKING:
     import uvicorn
 
     from harmony_chat.chat.summary import Summarizer
-    from harmony_chat.harmony.turn import TurnOptions
+    from harmony_chat.generation.turn import TurnOptions
     from harmony_chat.server.generation import ServedEvent
 
 log = logging.getLogger("harmony_chat.server")
@@ -107,7 +107,7 @@ class ServerLimits:
     """Connections the kernel may queue before they are accepted."""
 
 
-class ServerState:
+class ApiServerState:
     """What every request shares: the model and its handles, the limits, the gate and the store.
 
     Args:
@@ -131,8 +131,8 @@ class ServerState:
         self.created = int(time.time())
 
 
-def _state(request: Request) -> ServerState:
-    state: ServerState = request.app.state.harmony
+def _state(request: Request) -> ApiServerState:
+    state: ApiServerState = request.app.state.harmony
     return state
 
 
@@ -165,7 +165,7 @@ async def _body(request: Request, model: type[RequestModel]) -> RequestModel:
 
 async def _generate(
     request: Request,
-    transcript: Transcript,
+    harmony_request: HarmonyRequest,
     options: TurnOptions,
     *,
     stream: Callable[[list[ServedEvent], AsyncIterator[list[ServedEvent]]], Response] | None,
@@ -184,7 +184,7 @@ async def _generate(
         lease.release()
         leave()
 
-    run = TurnRun(build_session(transcript, state.served), lease, options, summarizer)
+    run = TurnRun(build_session(harmony_request, state.served), lease, options, summarizer)
     try:
         if stream is not None:
             first, batches = await first_event(run)
@@ -204,12 +204,12 @@ async def chat_completions(request: Request) -> Response:
     """``POST /v1/chat/completions``."""
     state = _state(request)
     chat = await _body(request, ChatRequest)
-    transcript = chat_transcript(chat)
+    harmony_request = chat_harmony_request(chat)
     ask = chat.sampling_ask()
     check_sampling(ask, state.served.backend)
     max_tokens = chat.max_completion_tokens or chat.max_tokens
     options = turn_options(
-        transcript,
+        harmony_request,
         state.served,
         max_tokens=max_tokens,
         temperature=chat.temperature,
@@ -225,11 +225,12 @@ async def chat_completions(request: Request) -> Response:
         include_usage=include_usage,
         summaries=summary is not None,
         logprobs=ask.logprobs is not None,
+        answer_only=harmony_request.response_format is not None,
     )
-    reader = TurnReader()
+    reader = TurnReader(harmony_request.function_names)
     streamed = await _generate(
         request,
-        transcript,
+        harmony_request,
         options,
         stream=(lambda first, batches: chat_stream(first, batches, reader, formatter)) if chat.stream else None,
         consume=reader.feed,
@@ -242,7 +243,7 @@ async def chat_completions(request: Request) -> Response:
     return JSONResponse(formatter.completion(reader))
 
 
-def _history(state: ServerState, body: ResponsesRequest) -> list[Item]:
+def _history(state: ApiServerState, body: ResponsesRequest) -> list[Item]:
     """The items a response continues from: its previous response's, or its conversation's (canonical)."""
     if body.previous_response_id:
         previous = state.store.get(body.previous_response_id)
@@ -271,9 +272,9 @@ async def responses(request: Request) -> Response:
     history = _history(state, body)
     new_items = normalise_input(body.input)
     items = history + new_items
-    transcript = responses_transcript(body, items)
+    harmony_request = responses_harmony_request(body, items)
     options = turn_options(
-        transcript,
+        harmony_request,
         state.served,
         max_tokens=body.max_output_tokens,
         temperature=body.temperature,
@@ -281,7 +282,7 @@ async def responses(request: Request) -> Response:
         ask=ask,
     )
     builder = ResponseBuilder(body, state.served.name)
-    reader = TurnReader()
+    reader = TurnReader(harmony_request.function_names)
 
     def store() -> None:
         status = builder.status_of(reader)
@@ -296,7 +297,7 @@ async def responses(request: Request) -> Response:
 
     streamed = await _generate(
         request,
-        transcript,
+        harmony_request,
         options,
         stream=(lambda first, batches: responses_stream(first, batches, reader, builder, store))
         if body.stream
@@ -322,7 +323,7 @@ async def get_response(request: Request) -> Response:
     return JSONResponse(stored.response)
 
 
-def _model_object(state: ServerState) -> dict[str, Any]:
+def _model_object(state: ApiServerState) -> dict[str, Any]:
     return {"id": state.served.name, "object": "model", "created": state.created, "owned_by": "harmony-chat"}
 
 
@@ -394,7 +395,7 @@ def create_app(served: ServedModel, limits: ServerLimits | None = None, pool: Ba
         StoreError: when the store's file (``limits.store_path``) cannot be used.
     """
     limits = limits or ServerLimits()
-    state = ServerState(served, limits, pool)
+    state = ApiServerState(served, limits, pool)
     routes = [
         Route("/v1/chat/completions", chat_completions, methods=["POST"]),
         Route("/v1/responses", responses, methods=["POST"]),

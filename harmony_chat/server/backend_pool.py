@@ -20,6 +20,7 @@ handles, so a free one is always there.
 from __future__ import annotations
 
 import threading
+from collections import deque
 from collections.abc import Callable, Collection, Generator, Sequence
 from dataclasses import dataclass
 
@@ -147,7 +148,7 @@ class LeasedBackend(ModelBackend):
         self._context: list[int] = []
         self._prompt_length = 0
         self._own_stats = GenerationStats()
-        self._own_logprob: TokenLogprob | None = None
+        self._own_logprobs: deque[TokenLogprob] | None = None
         primary = pool.primary
         self.name = primary.name
         self.supports_json_schema = primary.supports_json_schema
@@ -178,14 +179,14 @@ class LeasedBackend(ModelBackend):
         self._own_stats = stats
 
     @property
-    def last_token_logprob(self) -> TokenLogprob | None:
-        """The log probabilities of the handle's latest token."""
+    def token_logprobs(self) -> deque[TokenLogprob] | None:
+        """The log probabilities of the handle's tokens not taken yet."""
         handle = self.handle
-        return self._own_logprob if handle is None else handle.last_token_logprob
+        return self._own_logprobs if handle is None else handle.token_logprobs
 
-    @last_token_logprob.setter
-    def last_token_logprob(self, logprob: TokenLogprob | None) -> None:
-        self._own_logprob = logprob
+    @token_logprobs.setter
+    def token_logprobs(self, logprobs: deque[TokenLogprob] | None) -> None:
+        self._own_logprobs = logprobs
 
     @property
     def info(self) -> ModelInfo:

@@ -10,6 +10,10 @@ the message, and on the delta that carries each summary (one delta per summary, 
 written; ``index`` tells the summaries apart). They come whatever ``exclude`` says: ``exclude``
 governs the raw chain of thought only.
 
+With a response format (``json_object`` or ``json_schema``) ``content`` is the answer alone, the JSON
+the grammar held to the format, so it parses: preambles are left out of it (the Responses API keeps
+them, as ``commentary`` messages).
+
 Log probabilities (``logprobs: true``) cover the content tokens (preambles and the answer, not the
 reasoning or tool calls), as ``choices[0].logprobs.content``; streamed, each chunk carries those of
 the tokens whose text it brings (a token that is part of a character waits for the rest).
@@ -82,6 +86,7 @@ class ChatFormatter:
         include_usage: send a last chunk with the usage (``stream_options.include_usage``).
         summaries: the request asked for reasoning summaries (``reasoning_details``).
         logprobs: the request asked for the content tokens' log probabilities.
+        answer_only: the request has a response format: ``content`` is the answer without the preambles.
     """
 
     def __init__(
@@ -92,8 +97,10 @@ class ChatFormatter:
         include_usage: bool = False,
         summaries: bool = False,
         logprobs: bool = False,
+        answer_only: bool = False,
     ) -> None:
         self.model = model
+        self.answer_only = answer_only
         self.exclude_reasoning = exclude_reasoning
         self.include_usage = include_usage
         self.summaries = summaries
@@ -122,10 +129,16 @@ class ChatFormatter:
         """The chunk that opens the assistant message."""
         return self._chunk({"role": "assistant", "content": ""})
 
-    def chunks(self, events: list[OutputEvent]) -> list[dict[str, Any]]:
-        """The chunks for some output events."""
+    def _left_out(self, reader: TurnReader, index: int) -> bool:
+        """Whether the content item at ``index`` stays out of ``content`` (a preamble, with ``answer_only``)."""
+        return self.answer_only and index in reader.preambles
+
+    def chunks(self, events: list[OutputEvent], reader: TurnReader) -> list[dict[str, Any]]:
+        """The chunks for some output events (``reader`` has read them)."""
         out: list[dict[str, Any]] = []
         for event in events:
+            if isinstance(event, TextAdded | TokenScored) and self._left_out(reader, event.index):
+                continue
             if isinstance(event, TextAdded):
                 field = "content" if event.part is Part.CONTENT else "reasoning"
                 if field == "reasoning" and self.exclude_reasoning:
@@ -154,7 +167,9 @@ class ChatFormatter:
 
     def completion(self, reader: TurnReader) -> dict[str, Any]:
         """The whole ``chat.completion`` object of a finished turn."""
-        content = CONTENT_SEPARATOR.join(text for text in reader.content if text)
+        content = CONTENT_SEPARATOR.join(
+            text for text in (reader.answers if self.answer_only else reader.content) if text
+        )
         message: dict[str, Any] = {"role": "assistant", "content": content or None}
         if not self.exclude_reasoning:
             message["reasoning"] = CONTENT_SEPARATOR.join(text for text in reader.reasoning if text) or None
@@ -164,7 +179,8 @@ class ChatFormatter:
             message["tool_calls"] = [tool_call_object(call) for call in reader.calls]
         logprobs = None
         if self.logprobs:
-            logprobs = {"content": [logprob_object(scored.token) for scored in reader.scored], "refusal": None}
+            scored = [token for token in reader.scored if not self._left_out(reader, token.index)]
+            logprobs = {"content": [logprob_object(token.token) for token in scored], "refusal": None}
         choice = {"index": 0, "message": message, "finish_reason": reader.finish_reason, "logprobs": logprobs}
         return {
             "id": self.id,

@@ -1,4 +1,4 @@
-"""Chat Completions requests: their shape, and the harmony transcript they describe.
+"""Chat Completions requests: their shape, and what they ask for in harmony terms.
 
 Reasoning sent back on assistant messages (``reasoning``, or ``reasoning_content`` as llama.cpp
 names it) becomes ``analysis``; whether a prompt keeps it is the session's chain-of-thought rule
@@ -15,8 +15,8 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
 from harmony_chat.harmony.session import ResponseFormat
 from harmony_chat.server.errors import ApiError
+from harmony_chat.server.harmony_request import HarmonyRequest, parse_effort
 from harmony_chat.server.sampling_request import SamplingAsk, parse_logit_bias, parse_logprobs
-from harmony_chat.server.transcript import Transcript, parse_effort
 
 
 class _Lenient(BaseModel):
@@ -165,8 +165,8 @@ def _text(content: str | list[TextPart] | None, where: str) -> str:
     return "".join(texts)
 
 
-def chat_transcript(request: ChatRequest) -> Transcript:
-    """The harmony transcript of a Chat Completions request.
+def chat_harmony_request(request: ChatRequest) -> HarmonyRequest:
+    """What a Chat Completions request asks for, in harmony terms.
 
     Raises:
         ApiError: 400 for what the server cannot do (``n`` > 1, stop sequences, the legacy
@@ -186,30 +186,32 @@ def chat_transcript(request: ChatRequest) -> Transcript:
     if request.audio is not None:
         raise ApiError(400, "audio output is not supported", param="audio")
     reasoning_effort = request.reasoning.effort if request.reasoning else None
-    transcript = Transcript(effort=parse_effort(request.reasoning_effort or reasoning_effort, "reasoning_effort"))
+    harmony_request = HarmonyRequest(
+        effort=parse_effort(request.reasoning_effort or reasoning_effort, "reasoning_effort")
+    )
     for index, tool in enumerate(request.tools or []):
         if tool.type != "function" or tool.function is None:
             raise ApiError(400, f"tools[{index}]: only function tools are supported", param=f"tools[{index}]")
-        transcript.add_function(tool.function.name, tool.function.description, tool.function.parameters)
-    transcript.choose_tools(request.tool_choice)
-    transcript.response_format = _response_format(request.response_format)
+        harmony_request.add_function(tool.function.name, tool.function.description, tool.function.parameters)
+    harmony_request.choose_tools(request.tool_choice)
+    harmony_request.response_format = _response_format(request.response_format)
     for index, message in enumerate(request.messages):
         where = f"messages[{index}]"
         text = _text(message.content, where)
         if message.role in ("system", "developer"):
-            transcript.instructions.append(text)
+            harmony_request.instructions.append(text)
         elif message.role == "user":
-            transcript.add_user(text)
+            harmony_request.add_user(text)
         elif message.role == "tool":
-            transcript.add_tool_output(message.tool_call_id, text, message.name, param=where)
+            harmony_request.add_tool_output(message.tool_call_id, text, message.name, param=where)
         else:
-            transcript.add_reasoning(message.reasoning or message.reasoning_content or "")
-            transcript.add_assistant_text(text, preamble=bool(message.tool_calls))
+            harmony_request.add_reasoning(message.reasoning or message.reasoning_content or "")
+            harmony_request.add_assistant_text(text, preamble=bool(message.tool_calls))
             for call in message.tool_calls or []:
-                transcript.add_call(call.id, call.function.name, call.function.arguments)
-    if not transcript.has_history():
+                harmony_request.add_call(call.id, call.function.name, call.function.arguments)
+    if not harmony_request.has_history():
         raise ApiError(400, "messages holds no user, assistant or tool message", param="messages")
-    return transcript
+    return harmony_request
 
 
 def _response_format(response_format: ResponseFormatIn | None) -> ResponseFormat | None:

@@ -14,14 +14,15 @@ import asyncio
 import contextlib
 import math
 import threading
+from collections import deque
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from harmony_chat.chat.events import ReasoningSummary, SummaryStarted
 from harmony_chat.errors import ContextOverflowError
+from harmony_chat.generation.turn import TurnEvent, TurnOptions, run_turn
 from harmony_chat.harmony.events import ContentDelta, RawToken
-from harmony_chat.harmony.turn import TurnEvent, TurnOptions, run_turn
 from harmony_chat.server.errors import ApiError
 
 if TYPE_CHECKING:
@@ -75,6 +76,13 @@ def score(encoding: HarmonyEncoding, token: RawToken, logprob: TokenLogprob) -> 
     )
     raw = b"" if token.special else _token_bytes(encoding, token.token_id)
     return ScoredToken(token.token_id, token.special, token.text, raw, _finite(logprob.logprob), top)
+
+
+def _take_logprob(queue: deque[TokenLogprob] | None, token_id: int) -> TokenLogprob | None:
+    """The oldest queued log probabilities if they are ``token_id``'s (taken off the queue), else None."""
+    if not queue or queue[0].token_id != token_id:
+        return None
+    return queue.popleft()
 
 
 class _Ended:
@@ -171,8 +179,8 @@ class TurnRun:
                 for event in self._turn():
                     post(event)
                     if self.logprobs and isinstance(event, RawToken):
-                        scored = self.backend.last_token_logprob
-                        if scored is not None and scored.token_id == event.token_id:
+                        scored = _take_logprob(self.backend.token_logprobs, event.token_id)
+                        if scored is not None:
                             post(score(self.session.encoding, event, scored))
             except BaseException as failure:  # reported to the request, never raised in the thread
                 error = failure

@@ -1,4 +1,4 @@
-"""Responses API requests: their shape, their input items, and the harmony transcript of both.
+"""Responses API requests: their shape, their input items, and what both ask for in harmony terms.
 
 Input items are normalised (a string input is one user message) so a stored response can be
 continued with ``previous_response_id``: the stored items come first, the new ones after. A
@@ -17,8 +17,8 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
 from harmony_chat.harmony.session import ResponseFormat
 from harmony_chat.server.errors import ApiError
+from harmony_chat.server.harmony_request import HarmonyRequest, parse_effort
 from harmony_chat.server.sampling_request import SamplingAsk, parse_logprobs
-from harmony_chat.server.transcript import Transcript, parse_effort
 
 Item = dict[str, Any]
 LOGPROBS_INCLUDE = "message.output_text.logprobs"
@@ -233,40 +233,40 @@ def output_as_input(output: list[Item]) -> list[Item]:
     return items
 
 
-def responses_transcript(request: ResponsesRequest, items: list[Item]) -> Transcript:
-    """The harmony transcript of a Responses request whose full input is ``items``.
+def responses_harmony_request(request: ResponsesRequest, items: list[Item]) -> HarmonyRequest:
+    """What a Responses request asks for in harmony terms, when its full input is ``items``.
 
     Raises:
         ApiError: 400 for non-function tools, an effort or a format the server does not know,
             or nothing to answer.
     """
     effort = parse_effort(request.reasoning.effort if request.reasoning else None, "reasoning.effort")
-    transcript = Transcript(effort=effort)
+    harmony_request = HarmonyRequest(effort=effort)
     if request.instructions:
-        transcript.instructions.append(request.instructions)
+        harmony_request.instructions.append(request.instructions)
     for index, tool in enumerate(request.tools or []):
         if tool.type != "function" or not tool.name:
             raise ApiError(400, f"tools[{index}]: only function tools are supported", param=f"tools[{index}]")
-        transcript.add_function(tool.name, tool.description, tool.parameters)
-    transcript.choose_tools(request.tool_choice)
-    transcript.response_format = _text_format(request.text)
+        harmony_request.add_function(tool.name, tool.description, tool.parameters)
+    harmony_request.choose_tools(request.tool_choice)
+    harmony_request.response_format = _text_format(request.text)
     for index, item in enumerate(items):
         if item["type"] == "message":
             if item["role"] in ("system", "developer"):
-                transcript.instructions.append(item["content"])
+                harmony_request.instructions.append(item["content"])
             elif item["role"] == "user":
-                transcript.add_user(item["content"])
+                harmony_request.add_user(item["content"])
             else:
-                transcript.add_assistant_text(item["content"], preamble=item.get("phase") == "commentary")
+                harmony_request.add_assistant_text(item["content"], preamble=item.get("phase") == "commentary")
         elif item["type"] == "reasoning":
-            transcript.add_reasoning(item["text"])
+            harmony_request.add_reasoning(item["text"])
         elif item["type"] == "function_call":
-            transcript.add_call(item["call_id"], item["name"], item["arguments"])
+            harmony_request.add_call(item["call_id"], item["name"], item["arguments"])
         else:
-            transcript.add_tool_output(item["call_id"], item["output"], param=f"input[{index}]")
-    if not transcript.has_history():
+            harmony_request.add_tool_output(item["call_id"], item["output"], param=f"input[{index}]")
+    if not harmony_request.has_history():
         raise ApiError(400, "input is empty", param="input")
-    return transcript
+    return harmony_request
 
 
 def _text_format(text: TextConfig | None) -> ResponseFormat | None:

@@ -129,7 +129,7 @@ def chat_stream(
     """
 
     def encoded(batch: list[ServedEvent]) -> bytes:
-        return sse_bytes(formatter.chunks(_outputs(reader, batch)))
+        return sse_bytes(formatter.chunks(_outputs(reader, batch), reader))
 
     async def chunks() -> AsyncIterator[bytes]:
         yield sse_bytes([formatter.first_chunk()]) + encoded(first)

@@ -12,12 +12,13 @@ from __future__ import annotations
 import json
 import logging
 import secrets
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from harmony_chat.chat.events import ReasoningSummary
+from harmony_chat.generation.turn import PromptReady, TurnStats
 from harmony_chat.harmony.events import ContentDelta, MessageFinished, MessageStarted, RawToken, StopReason, ToolCall
-from harmony_chat.harmony.turn import PromptReady, TurnStats
 from harmony_chat.server.channels import Part, output_part
 from harmony_chat.server.generation import ScoredToken
 
@@ -25,6 +26,10 @@ if TYPE_CHECKING:
     from harmony_chat.server.generation import ServedEvent
 
 log = logging.getLogger("harmony_chat.server")
+FUNCTIONS = "functions."
+FINAL = "final"
+"""The phase of the answer's content (a preamble's is ``commentary``)."""
+"""The namespace of the functions a client declares (harmony's ``functions.x`` recipients)."""
 
 
 def new_id(prefix: str, separator: str = "_") -> str:
@@ -129,13 +134,21 @@ class _Open:
 
 def function_name(recipient: str) -> str:
     """The client's name for a tool call's recipient (``functions.x`` is ``x``)."""
-    return recipient.removeprefix("functions.")
+    return recipient.removeprefix(FUNCTIONS)
 
 
 class TurnReader:
-    """Turns a turn's events into :data:`OutputEvent` objects and keeps the totals."""
+    """Turns a turn's events into :data:`OutputEvent` objects and keeps the totals.
 
-    def __init__(self) -> None:
+    Args:
+        functions: the names of the functions the request declared (``tool_choice: none`` declares
+            none). A call to any other tool is left out like a malformed one: a client can only run
+            the functions it declared (OpenAI's API never answers with a call to another), and
+            frameworks fail on one (openai-agents raises, instructor and pydantic-ai retry).
+    """
+
+    def __init__(self, functions: Collection[str] = ()) -> None:
+        self.functions = frozenset(functions)
         self.usage = Usage()
         self.items = 0
         self.reasoning: list[str] = []
@@ -145,9 +158,15 @@ class TurnReader:
         """Why a summary that was due has no text."""
         self.content: list[str] = []
         """Each content item's text (preambles and the answer), in order."""
+        self.answers: list[str] = []
+        """The text of each content item in the ``final`` channel (the answer without the preambles)."""
+        self.preambles: set[int] = set()
+        """The indices of the content items that are preambles (not in the ``final`` channel)."""
         self.calls: list[CallMade] = []
         self.malformed_calls = 0
         """Calls whose arguments were unusable: not reported (the turn then ends with ``stop``)."""
+        self.undeclared_calls = 0
+        """Calls to a tool the request did not declare: not reported either."""
         self.scored: list[TokenScored] = []
         """The log probabilities of the content tokens (when the request asked for them), in order."""
         self.reason: StopReason | None = None
@@ -212,6 +231,10 @@ class TurnReader:
         if not event.runnable:
             self.malformed_calls += 1
             return
+        if not event.name.startswith(FUNCTIONS) or function_name(event.name) not in self.functions:
+            self.undeclared_calls += 1
+            log.warning("the model called %s, which the request did not declare; the call is left out", event.name)
+            return
         arguments = event.arguments
         if event.repaired and event.parsed_arguments is not None:
             arguments = json.dumps(event.parsed_arguments, ensure_ascii=False)
@@ -226,6 +249,8 @@ class TurnReader:
         if part is Part.TOOL_CALL:
             return  # the call is reported whole, once it is complete
         self._open = _Open(self.items, part, channel or "analysis")
+        if part is Part.CONTENT and self._open.phase != FINAL:
+            self.preambles.add(self.items)
         self.items += 1
         out.append(ItemStarted(self._open.index, part, self._open.phase))
 
@@ -246,6 +271,8 @@ class TurnReader:
             return
         text = "".join(item.chunks)
         (self.reasoning if item.part is Part.REASONING else self.content).append(text)
+        if item.part is Part.CONTENT and item.phase == FINAL:
+            self.answers.append(text)
         if item.part is Part.REASONING:
             self._last_reasoning = item.index
         out.append(ItemDone(item.index, item.part, item.phase, text, truncated))

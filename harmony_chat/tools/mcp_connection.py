@@ -28,7 +28,8 @@ from mcp_types import CONNECTION_CLOSED
 from harmony_chat import __version__
 from harmony_chat.tools.mcp_config import McpServerConfig
 
-ServerState = Literal["starting", "ready", "failed", "disabled"]
+ConnectionState = Literal["starting", "ready", "failed", "disabled"]
+"""Where a server connection stands (``disabled``: switched off in the configuration)."""
 
 MAX_HTTP_EVENT_BYTES = 64 * 1024 * 1024
 """The largest single HTTP/SSE message accepted from a server (the SDK's default is 1 MiB)."""
@@ -40,7 +41,7 @@ class ServerStatus:
     """A server's state for the ``/tools`` view."""
 
     name: str
-    state: ServerState
+    state: ConnectionState
     target: str
     """The command line or URL."""
     tool_count: int
@@ -103,7 +104,7 @@ class ServerConnection:
     ) -> None:
         self.name = name
         self.config = config
-        self.state: ServerState = "starting" if config.enabled else "disabled"
+        self.state: ConnectionState = "starting" if config.enabled else "disabled"
         self.tools: tuple[Tool, ...] = ()
         self.error: str | None = None
         self.protocol: str | None = None
@@ -147,7 +148,7 @@ class ServerConnection:
             self._scope.cancel()
 
     def _set(
-        self, generation: int, state: ServerState, *, tools: tuple[Tool, ...] = (), error: str | None = None
+        self, generation: int, state: ConnectionState, *, tools: tuple[Tool, ...] = (), error: str | None = None
     ) -> bool:
         with self._lock:
             if generation != self._generation or self.state in ("disabled", "failed"):

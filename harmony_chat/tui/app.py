@@ -17,8 +17,8 @@ from textual.screen import Screen
 
 from harmony_chat.chat.factory import BackendFactory, create_backend
 from harmony_chat.chat.options import ChatOptions
+from harmony_chat.gguf.discovery import FoundModel
 from harmony_chat.history.store import HistoryStore
-from harmony_chat.models import FoundModel
 from harmony_chat.preferences import Preferences
 from harmony_chat.tui.bindings import APP_KEYS
 from harmony_chat.tui.commands import HarmonyCommands
@@ -168,7 +168,7 @@ class HarmonyChatApp(App[None]):
             asyncio.get_running_loop().add_signal_handler(signal.SIGHUP, self.exit)
 
     def _discover_models(self) -> None:
-        from harmony_chat.models import find_models
+        from harmony_chat.gguf.discovery import find_models
 
         def work() -> None:
             self.found_models = find_models()

@@ -14,9 +14,9 @@ from textual.content import Content
 from textual.screen import Screen
 from textual.theme import Theme
 
-from harmony_chat.chat.summary import REASONING_MODES
+from harmony_chat.gguf.discovery import FoundModel
 from harmony_chat.harmony.effort import EFFORTS
-from harmony_chat.models import FoundModel
+from harmony_chat.harmony.visibility import REASONING_MODES
 from harmony_chat.tui.literal import literal, visible
 from harmony_chat.tui.screens.chat import ChatScreen
 from harmony_chat.tui.screens.reasoning import MODE_HELP

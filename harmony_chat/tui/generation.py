@@ -17,7 +17,7 @@ from harmony_chat.chat.events import ChatEvent, Notice
 from harmony_chat.chat.factory import BackendFactory, LoadedModel
 from harmony_chat.chat.options import ChatOptions
 from harmony_chat.errors import HarmonyChatError
-from harmony_chat.harmony.turn import PromptReady
+from harmony_chat.generation.turn import PromptReady
 from harmony_chat.tui.messages import ModelFailed, ModelLoading, TurnDone, TurnEvents
 
 if TYPE_CHECKING:

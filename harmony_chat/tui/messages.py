@@ -11,7 +11,7 @@ from textual.message import Message
 
 from harmony_chat.chat.approval import Decision, ToolReview
 from harmony_chat.chat.events import ChatEvent
-from harmony_chat.models import FoundModel
+from harmony_chat.gguf.discovery import FoundModel
 
 if TYPE_CHECKING:
     from harmony_chat.chat.conversation import ChatConversation

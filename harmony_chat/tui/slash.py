@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from harmony_chat.chat.summary import REASONING_MODES
 from harmony_chat.harmony.effort import EFFORTS
+from harmony_chat.harmony.visibility import REASONING_MODES
 
 COMMANDS = ("effort", "regen", "edit", "copy", "reasoning", "debug", "theme", "new", "history", "tools", "help")
 

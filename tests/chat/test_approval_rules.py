@@ -12,13 +12,13 @@ from collections.abc import Callable, Iterator
 import pytest
 from openai_harmony import HarmonyEncoding
 
-from harmony_chat.chat.approval import ApprovalMode, ApprovalPolicy, Choice, Decision, ToolReview
+from harmony_chat.chat.approval import ApprovalPolicy, Choice, Decision, ToolReview
 from harmony_chat.chat.builtins import BrowserBuiltin
 from harmony_chat.chat.events import ChatEvent, ToolFinished, ToolStarted
 from harmony_chat.chat.tool_calls import ToolRunner
 from harmony_chat.chat.toolset import ToolSet
 from harmony_chat.harmony.events import ToolCall
-from harmony_chat.tools.base import ToolResult, ToolSpec
+from harmony_chat.tools.base import ApprovalMode, ToolResult, ToolSpec
 from tests.helpers import decode, ids
 
 WEATHER_CALL = (

@@ -15,9 +15,9 @@ from harmony_chat.chat.conversation import ChatConversation
 from harmony_chat.chat.events import ToolFinished
 from harmony_chat.chat.tool_calls import ToolRunner
 from harmony_chat.chat.toolset import ToolSet
+from harmony_chat.generation.turn import PromptReady
 from harmony_chat.harmony.events import ContentDelta
 from harmony_chat.harmony.session import ChatSession
-from harmony_chat.harmony.turn import PromptReady
 from tests.helpers import ids
 
 CODE_CALL = (

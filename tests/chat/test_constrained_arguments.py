@@ -12,10 +12,10 @@ from openai_harmony import HarmonyEncoding, ToolDescription
 
 from harmony_chat.backends.base import SamplingParams
 from harmony_chat.backends.llama_cpp import LlamaCppBackend
+from harmony_chat.generation.turn import TurnOptions, TurnStats, run_turn
 from harmony_chat.harmony import tokens as tk
 from harmony_chat.harmony.events import RawToken, ToolCall
 from harmony_chat.harmony.session import ChatSession
-from harmony_chat.harmony.turn import TurnOptions, TurnStats, run_turn
 from tests.helpers import ids
 
 pytestmark = pytest.mark.llama

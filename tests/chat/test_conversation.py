@@ -16,9 +16,9 @@ from harmony_chat.chat.conversation import ChatConversation
 from harmony_chat.chat.events import ChatEvent, StepStarted, ToolFinished, ToolLoopLimit, ToolStarted
 from harmony_chat.chat.tool_calls import ToolRunner
 from harmony_chat.chat.toolset import ToolSet
+from harmony_chat.generation.turn import PromptReady
 from harmony_chat.harmony.events import ContentDelta, NoAnswer
 from harmony_chat.harmony.session import ChatSession
-from harmony_chat.harmony.turn import PromptReady
 from harmony_chat.history.store import HistoryStore
 from harmony_chat.tools.base import ToolResult, ToolSpec
 from tests.helpers import ids

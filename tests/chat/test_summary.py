@@ -20,10 +20,10 @@ from harmony_chat.chat.conversation import ChatConversation
 from harmony_chat.chat.events import ChatEvent, ReasoningSummary, SummaryStarted
 from harmony_chat.chat.pausable import PausableBackend
 from harmony_chat.chat.summary import SUMMARY_REQUEST, Summarizer, check_summary, summary_prompt
+from harmony_chat.generation.turn import PromptReady, TurnStats
 from harmony_chat.harmony import tokens as tk
 from harmony_chat.harmony.events import ContentDelta
 from harmony_chat.harmony.session import ChatSession
-from harmony_chat.harmony.turn import PromptReady, TurnStats
 from harmony_chat.history.export import to_json, to_markdown
 from harmony_chat.history.store import HistoryStore
 from tests.helpers import ids
@@ -119,7 +119,7 @@ def test_the_summary_reuses_the_turns_kv_prefix_and_the_turn_resumes_for_one_tok
     chat.session.add_user("Weather in Tokyo?")
     turn_prompt = chat.session.render().tokens
     watch = summarizer.watch(backend, SamplingParams(), lambda: False)
-    from harmony_chat.harmony.turn import run_turn
+    from harmony_chat.generation.turn import run_turn
 
     events = list(watch.interleave(run_turn(chat.session, watch.model, None)))
     (summary,) = summaries(events)

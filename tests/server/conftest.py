@@ -19,7 +19,7 @@ from harmony_chat.backends.replay import ReplayBackend
 from harmony_chat.demo.pocket import POCKET_DATE, POCKET_NAME, pocket_model_path
 from harmony_chat.server.app import ServerLimits, create_app, uvicorn_config
 from harmony_chat.server.backend_pool import BackendPool
-from harmony_chat.server.transcript import ServedModel
+from harmony_chat.server.harmony_request import ServedModel
 from tests.helpers import ids
 
 DATE = "2026-11-21"

@@ -188,3 +188,57 @@ def test_malformed_calls_are_not_reported_and_repaired_ones_are_whole(encoding: 
     assert isinstance(call, ChatCompletionMessageFunctionToolCall)
     assert json.loads(call.function.arguments) == {"location": "Oslo"}
     assert repaired.choices[0].finish_reason == "tool_calls"
+
+
+def test_calls_to_tools_the_request_did_not_declare_are_not_reported(encoding: HarmonyEncoding) -> None:
+    """A client runs only the functions it declared: a call to another is left out, streamed or not."""
+    builtin = "<|channel|>commentary to=python code<|message|>print(1)<|call|>"
+    _, server = replay_server(encoding, CALL, CALL, CALL, builtin)
+    other: Any = {"type": "function", "function": {"name": "get_time", "parameters": {"type": "object"}}}
+    with server as running:
+        client = running.client()
+        undeclared = [
+            client.chat.completions.create(model="replay-model", messages=USER),
+            client.chat.completions.create(model="replay-model", messages=USER, tools=[other]),
+            client.chat.completions.create(model="replay-model", messages=USER, tools=[WEATHER], tool_choice="none"),
+            client.chat.completions.create(model="replay-model", messages=USER, tools=[WEATHER]),  # python
+        ]
+    for completion in undeclared:
+        choice = completion.choices[0]
+        assert choice.message.tool_calls is None and choice.finish_reason == "stop"
+    assert [completion.choices[0].message.content for completion in undeclared[:3]] == ["Let me check."] * 3
+    _, server = replay_server(encoding, CALL)
+    with server as running:
+        chunks = list(running.client().chat.completions.create(model="replay-model", messages=USER, stream=True))
+    choices = [chunk.choices[0] for chunk in chunks if chunk.choices]
+    assert not any(choice.delta.tool_calls for choice in choices)
+    assert [choice.finish_reason for choice in choices if choice.finish_reason] == ["stop"]
+
+
+def test_with_a_response_format_content_is_the_answer_alone(encoding: HarmonyEncoding) -> None:
+    """A preamble joined to the JSON answer would make ``content`` unparseable: it stays out of it."""
+    turn = (
+        "<|channel|>analysis<|message|>Plan.<|end|><|start|>assistant<|channel|>commentary<|message|>Here it is.<|end|>"
+        '<|start|>assistant<|channel|>final<|message|>{"location": "Oslo"}<|return|>'
+    )
+    schema = {"type": "object", "properties": {"location": {"type": "string"}}, "required": ["location"]}
+    _, server = replay_server(encoding, turn, turn, turn, CALL)
+    with server as running:
+        client = running.client()
+        formatted = client.chat.completions.create(
+            model="replay-model", messages=USER, response_format=_format("place", schema)
+        )
+        chunks = list(
+            client.chat.completions.create(
+                model="replay-model", messages=USER, response_format={"type": "json_object"}, stream=True
+            )
+        )
+        plain = client.chat.completions.create(model="replay-model", messages=USER)
+        called = client.chat.completions.create(  # the preamble of a call is no answer either
+            model="replay-model", messages=USER, response_format={"type": "json_object"}, tools=[WEATHER]
+        )
+    assert json.loads(formatted.choices[0].message.content or "") == {"location": "Oslo"}
+    streamed = "".join(chunk.choices[0].delta.content or "" for chunk in chunks if chunk.choices)
+    assert json.loads(streamed) == {"location": "Oslo"}
+    assert plain.choices[0].message.content == 'Here it is.\n\n{"location": "Oslo"}'  # without one, both
+    assert called.choices[0].message.content is None and called.choices[0].finish_reason == "tool_calls"

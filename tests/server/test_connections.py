@@ -21,8 +21,8 @@ import httpx
 from openai_harmony import HarmonyEncoding
 
 from harmony_chat.server.app import ServerLimits
+from harmony_chat.server.harmony_request import ServedModel
 from harmony_chat.server.log_limits import RepeatFilter
-from harmony_chat.server.transcript import ServedModel
 from tests.server.conftest import DATE, replay, running
 from tests.server.test_chat_completions import ANSWER
 

@@ -16,6 +16,7 @@ from openai import BadRequestError, NotFoundError
 from openai_harmony import HarmonyEncoding
 
 from harmony_chat.server.app import ServerLimits
+from harmony_chat.server.harmony_request import ServedModel
 from harmony_chat.server.response_store import (
     MEMORY,
     ServerStore,
@@ -24,7 +25,6 @@ from harmony_chat.server.response_store import (
     default_store_path,
     store_location,
 )
-from harmony_chat.server.transcript import ServedModel
 from tests.server.conftest import DATE, replay, running
 from tests.server.test_chat_completions import AFTER_TOOL, ANSWER, CALL
 from tests.server.test_responses import WEATHER

@@ -12,8 +12,8 @@ from openai_harmony import HarmonyEncoding
 
 from harmony_chat.backends.base import SamplingParams
 from harmony_chat.server.app import ServerLimits, run_server
+from harmony_chat.server.harmony_request import ServedModel
 from harmony_chat.server.limits import UnsafeBind, check_bind, is_loopback
-from harmony_chat.server.transcript import ServedModel
 from tests.server.conftest import DATE, PromptRecordingReplay, replay, replay_server, running
 from tests.server.test_chat_completions import ANSWER
 

@@ -8,9 +8,9 @@ from openai_harmony import HarmonyEncoding
 
 from harmony_chat.backends.base import SamplingParams
 from harmony_chat.backends.replay import ReplayBackend
+from harmony_chat.generation.turn import TurnOptions, run_turn
 from harmony_chat.harmony.events import ContentDelta
 from harmony_chat.harmony.session import ChatSession
-from harmony_chat.harmony.turn import TurnOptions, run_turn
 from tests.helpers import ids
 
 SCHEMA = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}

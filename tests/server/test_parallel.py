@@ -23,9 +23,9 @@ from harmony_chat.server.app import ServerLimits
 from harmony_chat.server.backend_pool import BackendPool, LeasedBackend, ParallelError, pool_for, shared_prefix
 from harmony_chat.server.channels import Part
 from harmony_chat.server.errors import ApiError
+from harmony_chat.server.harmony_request import ServedModel
 from harmony_chat.server.limits import GenerationGate
 from harmony_chat.server.streaming import merged
-from harmony_chat.server.transcript import ServedModel
 from harmony_chat.server.turn_output import ItemDone, ItemStarted, OutputEvent, TextAdded
 from tests.helpers import ids
 from tests.server.conftest import DATE, PromptRecordingReplay, replay, running

@@ -15,8 +15,8 @@ from openai import BadRequestError, NotFoundError
 from openai_harmony import HarmonyEncoding
 
 from harmony_chat.backends.base import SamplingParams
+from harmony_chat.server.harmony_request import ServedModel
 from harmony_chat.server.sampling_request import SamplingAsk, check_sampling, parse_logit_bias
-from harmony_chat.server.transcript import ServedModel
 from tests.helpers import ids
 from tests.server.conftest import DATE, PromptRecordingReplay, replay_server, running
 from tests.server.test_chat_completions import AFTER_TOOL, ANSWER

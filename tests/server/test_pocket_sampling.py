@@ -113,3 +113,25 @@ def test_penalties_change_what_llama_cpp_samples(tiny_gguf: Path, encoding: Harm
         backend.close()
     assert len(set(plain)) < len(plain) / 2  # greedy on random weights loops over a few tokens
     assert len(set(frequency)) == len(frequency) and len(set(presence)) == len(presence)
+
+
+def test_with_a_response_format_a_preamble_is_neither_content_nor_its_logprobs(pocket_server: RunningServer) -> None:
+    tool: Any = {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "description": "Gets the current weather in a city.",
+            "parameters": {"type": "object", "properties": {"location": {"type": "string"}}, "required": ["location"]},
+        },
+    }
+    client = pocket_server.client()
+    messages: Any = [{"role": "user", "content": "What's the weather in Oslo?"}]
+    plain = client.chat.completions.create(model=POCKET_NAME, messages=messages, tools=[tool], logprobs=True)
+    formatted = client.chat.completions.create(
+        model=POCKET_NAME, messages=messages, tools=[tool], logprobs=True, response_format={"type": "json_object"}
+    )
+    assert plain.choices[0].message.content == "Let me check the weather in Oslo."  # the preamble, then the call
+    assert plain.choices[0].logprobs is not None and plain.choices[0].logprobs.content
+    choice = formatted.choices[0]
+    assert choice.finish_reason == "tool_calls" and choice.message.content is None
+    assert choice.logprobs is not None and choice.logprobs.content == []

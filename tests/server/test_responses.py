@@ -151,3 +151,16 @@ def test_text_format_json_schema_is_announced(encoding: HarmonyEncoding) -> None
             text=_json_format("sum", schema),
         )
     assert "# Response Formats\n\n## sum\n\n" + json.dumps(schema, separators=(",", ":")) in _prompt(backend, encoding)
+
+
+def test_calls_to_tools_the_request_did_not_declare_are_not_reported(encoding: HarmonyEncoding) -> None:
+    _, server = replay_server(encoding, CALL, CALL)
+    with server as running:
+        client = running.client()
+        response = client.responses.create(model="replay-model", input="What is 2 + 2?")
+        events = list(client.responses.create(model="replay-model", input="What is 2 + 2?", stream=True))
+    completed = events[-1]
+    assert completed.type == "response.completed"
+    for output in (response.output, completed.response.output):
+        assert [item.type for item in output] == ["reasoning", "message"]  # the preamble, and no function_call
+    assert not any(event.type.startswith("response.function_call") for event in events)

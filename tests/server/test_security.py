@@ -17,7 +17,7 @@ from openai_harmony import HarmonyEncoding
 
 from harmony_chat.server.app import ServerLimits
 from harmony_chat.server.guard import LOOPBACK_HOSTS, host_rule
-from harmony_chat.server.transcript import ServedModel
+from harmony_chat.server.harmony_request import ServedModel
 from tests.server.conftest import DATE, RunningServer, replay, replay_server, running
 from tests.server.test_chat_completions import ANSWER
 

@@ -25,6 +25,7 @@ def examples(encoding: HarmonyEncoding) -> list[Example]:
     return build_examples(encoding, workers=2)
 
 
+@pytest.mark.slow
 def test_shipped_model_matches_its_manifest_and_data(examples: list[Example]) -> None:
     path = pocket_model_path()
     manifest = pocket_manifest()
@@ -148,6 +149,7 @@ def last_user_text(encoding: HarmonyEncoding, prompt: list[int]) -> str:
     return text
 
 
+@pytest.mark.slow
 def test_no_held_out_prompt_or_city_is_trained_on(encoding: HarmonyEncoding, examples: list[Example]) -> None:
     asked = {normalized(last_user_text(encoding, example.prompt)) for example in examples}
     held_out = held_out_prompts()

@@ -6,8 +6,9 @@ runs as users meet it: llama.cpp, the app's conversation core, the real python t
 weather MCP server, every call approved. Sampling at temperature 1.0 uses fixed seeds.
 
 Special tokens are sampled under harmony's grammar, as in the app. Where the shipped model misses
-a target (no malformed turn on the blind list; the held-out cities, our own), the target is a strict
-expected failure: it turns red once a model meets it, so the mark goes with the gap.
+a target (the held-out cities), the target is a strict expected failure: it turns red once a model
+meets it, so the mark goes with the gap. The sampled runs take minutes: they are the ``slow`` tier
+(``pytest -m slow``); the checks of the manifest's full measurement run in every test run.
 """
 
 from __future__ import annotations
@@ -74,19 +75,22 @@ def explain(rates: Sequence[Rate]) -> str:
     return "\n".join(f"{rate.line()}: {rate.failures}" for rate in rates)
 
 
+@pytest.mark.slow
 def test_held_out_unknown_prompts_get_the_honest_fallback(greedy: PocketChat) -> None:
-    """Out of scope, greetings included (as issue 15 counts them): every greeting and 60 other prompts."""
+    """Out of scope, greetings included (as the targets count them): every greeting and 60 other prompts."""
     prompts = [*some("out_of_scope", 60), *held_out_prompts()["greetings"]]
     rate = unknown_rate(greedy, prompts, "out of scope and greetings")
     assert at_least(rate, 0.95), explain([rate])
 
 
+@pytest.mark.slow
 def test_out_of_scope_prompts_written_after_a_choice_get_the_honest_fallback(greedy: PocketChat) -> None:
     """The confirmation list (written after the shipped build was chosen on the first list): 30 of them."""
     rate = unknown_rate(greedy, some("out_of_scope_confirmation", 30), "out of scope, confirmation")
     assert at_least(rate, 0.95), explain([rate])
 
 
+@pytest.mark.slow
 def test_out_of_scope_prompts_written_later_get_the_honest_fallback(greedy: PocketChat) -> None:
     """The fresh list (written after the confirmation list): all 150.
 
@@ -102,14 +106,17 @@ def blind(greedy: PocketChat) -> Rate:
     return unknown_rate(greedy, list(held_out_prompts()["out_of_scope_blind"]), "out of scope, blind")
 
 
+@pytest.mark.slow
 def test_out_of_scope_prompts_no_build_was_screened_on_get_the_honest_fallback(blind: Rate) -> None:
     assert blind.passed >= math.ceil(0.95 * blind.total) and blind.garbled == 0, explain([blind])
 
 
+@pytest.mark.slow
 def test_out_of_scope_prompts_no_build_was_screened_on_are_well_formed(blind: Rate) -> None:
     assert blind.malformed == 0, explain([blind])
 
 
+@pytest.mark.slow
 def test_held_out_greetings_get_the_greeting_fallback(greedy: PocketChat) -> None:
     """The fallback opens with *Hi!*: every held-out greeting gets it (in any language)."""
     rate = unknown_rate(greedy, some("greetings", 12), "greetings")
@@ -118,32 +125,38 @@ def test_held_out_greetings_get_the_greeting_fallback(greedy: PocketChat) -> Non
     assert (greedy.send("hi").answer or "").startswith("Hi! I'm the pocket gpt-oss")
 
 
+@pytest.mark.slow
 def test_held_out_arithmetic_runs_python_and_quotes_its_output(greedy: PocketChat) -> None:
     rate = arithmetic_rate(greedy, some("arithmetic", 10))
     assert at_least(rate, 0.9), explain([rate])
 
 
+@pytest.mark.slow
 @pytest.mark.xfail(
-    strict=True, reason="our target beyond issue 15: 0/45 held-out cities (a name it never saw is not copied)"
+    strict=True,
+    reason="our target beyond the shipped targets: 0/45 held-out cities (a name it never saw is not copied)",
 )
 def test_held_out_cities_call_the_weather_tool(greedy: PocketChat) -> None:
     right, _ = weather_rate(greedy, some("weather_questions", 5), held_out_prompts()["weather_cities"])
     assert at_least(right, 0.9), explain([right])
 
 
+@pytest.mark.slow
 @pytest.mark.xfail(
-    strict=True, reason="our target beyond issue 15: 18 of 45 held-out cities get another city's weather"
+    strict=True, reason="our target beyond the shipped targets: 18 of 45 held-out cities get another city's weather"
 )
 def test_held_out_cities_never_get_another_citys_weather(greedy: PocketChat) -> None:
     _, honest = weather_rate(greedy, some("weather_questions", 8), held_out_prompts()["weather_cities"])
     assert at_least(honest, 1.0), explain([honest])
 
 
+@pytest.mark.slow
 def test_known_questions_at_any_turn_greedy(greedy: PocketChat) -> None:
     overall, by_turn = trained_rate(greedy, 3, seed=5)
     assert overall.total == 18 and at_least(overall, 1.0), explain(by_turn)
 
 
+@pytest.mark.slow
 def test_each_known_question_as_the_first_message_with_and_without_tools(
     greedy: PocketChat, greedy_without_tools: PocketChat
 ) -> None:
@@ -153,6 +166,7 @@ def test_each_known_question_as_the_first_message_with_and_without_tools(
         assert at_least(rate, 1.0), explain([rate])
 
 
+@pytest.mark.slow
 def test_each_known_question_as_the_first_message_at_low_and_high_effort(
     greedy: PocketChat, greedy_without_tools: PocketChat
 ) -> None:
@@ -165,6 +179,7 @@ def test_each_known_question_as_the_first_message_at_low_and_high_effort(
         assert chat.conversation.effort == "medium"  # the chat's own effort is back
 
 
+@pytest.mark.slow
 def test_known_questions_at_any_turn_sampled_at_temperature_1(sampled: PocketChat) -> None:
     overall, by_turn = trained_rate(sampled, 3, seed=6)
     assert at_least(overall, 0.99), explain(by_turn)

@@ -19,6 +19,7 @@ from training.pocket.train import Recipe
 from training.pocket.vocab import EMBEDDING, OUTPUT, training_vocab
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(
     importlib.util.find_spec("torch") is None or importlib.util.find_spec("transformers") is None,
     reason="the train extra (torch, transformers) is not installed",
@@ -56,6 +57,7 @@ def test_training_writes_the_mean_of_the_last_steps_weights(
     assert all(np.array_equal(unaveraged[name], last[name]) for name in last)  # 0: the last weights, as they were
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(
     importlib.util.find_spec("torch") is None or importlib.util.find_spec("transformers") is None,
     reason="the train extra (torch, transformers) is not installed",
@@ -75,6 +77,7 @@ def test_training_twice_gives_the_same_weights_bit_for_bit(encoding: HarmonyEnco
     assert not np.array_equal(third[EMBEDDING], first[EMBEDDING])  # the seed is what picks the weights
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(
     importlib.util.find_spec("torch") is None or importlib.util.find_spec("transformers") is None,
     reason="the train extra (torch, transformers) is not installed",

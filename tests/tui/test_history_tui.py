@@ -14,7 +14,7 @@ from textual.widgets import Input, OptionList
 from textual.widgets._toast import Toast
 
 from harmony_chat.history.store import HistoryStore
-from harmony_chat.history.text import SearchHit
+from harmony_chat.history.text import ConversationHit
 from harmony_chat.tui.screens.history import MATCH_STYLE, ConfirmScreen, HistoryScreen, RenameScreen, hit_prompt
 from harmony_chat.tui.widgets.turn import AssistantTurn, UserMessage
 from tests.tui.harness import make_app, send, settle
@@ -290,7 +290,7 @@ async def test_titles_snippets_and_models_show_control_characters_as_symbols(tmp
 
 
 def test_a_highlight_after_a_line_break_stays_on_its_match() -> None:
-    prompt = hit_prompt(SearchHit(1, "t\x1b", "a\r\nb\x07 juliet", ((6, 12),)))
+    prompt = hit_prompt(ConversationHit(1, "t\x1b", "a\r\nb\x07 juliet", ((6, 12),)))
     assert prompt.plain == "#1  t␛\n    a\nb␇ juliet"
     (span,) = [span for span in prompt.spans if str(span.style) == MATCH_STYLE]
     assert prompt.plain[span.start : span.end] == "juliet"

@@ -80,9 +80,9 @@ def _full_demo_answer(question: str) -> str:
     """The whole answer the replayed demo gives to ``question`` (what an unstopped turn stores)."""
     from harmony_chat.chat.factory import create_backend
     from harmony_chat.chat.options import ChatOptions
+    from harmony_chat.generation.turn import TurnOptions, run_turn
     from harmony_chat.harmony.events import ContentDelta
     from harmony_chat.harmony.session import ChatSession
-    from harmony_chat.harmony.turn import TurnOptions, run_turn
     from harmony_chat.harmony.vocab import load_encoding
 
     backend, _ = create_backend(ChatOptions(replay_demo=True, replay_delay=0.0))

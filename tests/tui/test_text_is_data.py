@@ -155,7 +155,7 @@ async def test_resumed_titles_and_messages_with_markup(tmp_path: Path) -> None:
 
 
 async def test_palette_shows_theme_and_model_names_as_text(tmp_path: Path) -> None:
-    from harmony_chat.models import FoundModel
+    from harmony_chat.gguf.discovery import FoundModel
 
     themes = tmp_path / "themes"
     themes.mkdir()
@@ -184,7 +184,7 @@ async def test_palette_shows_theme_and_model_names_as_text(tmp_path: Path) -> No
 
 
 async def test_welcome_buttons_show_file_names_as_text(tmp_path: Path) -> None:
-    from harmony_chat.models import FoundModel
+    from harmony_chat.gguf.discovery import FoundModel
 
     app = make_app()
     async with app.run_test(size=(160, 40)) as pilot:

@@ -35,7 +35,7 @@ def test_tui_bench_reports_every_figure() -> None:
 
 def test_bench_command_needs_a_target(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["bench"]) == 2
-    assert "give --model PATH, --url URL, --serve URL, --tui, or several" in capsys.readouterr().err
+    assert "give --model PATH, --tiny, --url URL, --serve URL, --tui, or several" in capsys.readouterr().err
 
 
 def test_bench_tui_json(capsys: pytest.CaptureFixture[str]) -> None:

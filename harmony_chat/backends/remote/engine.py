@@ -8,6 +8,7 @@ harmony parsers are never used.
 from __future__ import annotations
 
 import copy
+import json
 import time
 from abc import abstractmethod
 from collections.abc import Callable, Collection, Generator, Iterator, Mapping, Sequence
@@ -17,6 +18,7 @@ from typing import Any
 from harmony_chat.backends.base import GenerationStats, ModelBackend, ModelInfo, SamplingParams
 from harmony_chat.backends.remote.transport import EngineClient
 from harmony_chat.errors import EngineError, EngineStreamError, ModelError
+from harmony_chat.harmony import tokens as tk
 
 VOCAB_PROBE_TEXT = (
     "<|start|>assistant<|channel|>commentary to=functions.probe <|constrain|>json<|message|>"
@@ -41,6 +43,8 @@ class StreamState:
     """Every generated id so far (engines with cumulative output compare against it)."""
     cumulative: bool | None = None
     """Whether each event repeats all ids so far (None: not known yet)."""
+    predicted: int = 0
+    """Tokens the engine says it generated so far (where it says so)."""
 
 
 class RemoteBackend(ModelBackend):
@@ -263,13 +267,67 @@ class RemoteBackend(ModelBackend):
         """A copy on the same engine and connection, with per-generation state of its own."""
         twin = copy.copy(self)
         twin.last_stats = GenerationStats()
-        twin.last_token_logprob = None
+        twin.token_logprobs = None
         twin._started = twin._first = 0.0
         return twin
 
     def close(self) -> None:
         """Close the HTTP connections."""
         self.client.close()
+
+
+@dataclass(frozen=True, slots=True)
+class Constraint:
+    """What a request's output is held to, in the terms every engine offers.
+
+    Attributes:
+        schema: JSON of this schema (None: no JSON constraint).
+        grammar: the schema's GBNF grammar, or one of ``choices`` as a grammar (None: neither).
+        choices: the output is one of these strings.
+        refused: token ids the engine must never sample (special tokens inside JSON; stops when
+            the stream must go on).
+        ignore_eos: keep generating past end-of-generation tokens.
+    """
+
+    schema: Mapping[str, Any] | None = None
+    grammar: str | None = None
+    choices: tuple[str, ...] | None = None
+    refused: tuple[int, ...] = ()
+    ignore_eos: bool = False
+
+
+def constraint(prompt: Sequence[int], sampling: SamplingParams, schema: Mapping[str, Any] | None) -> Constraint:
+    """The constraint of one streamed request.
+
+    Under a JSON schema every special token is refused but the stop of the message the prompt
+    ends in (``<|return|>`` for a final answer, ``<|call|>`` for arguments): an engine's grammar
+    would otherwise take ``<|end|>`` as text inside a JSON string and end the message there. The
+    stop is an end-of-generation token, which the grammar lets through once the JSON is complete.
+    A schema the grammar cannot enforce is not sent (the server refuses such a request first).
+    """
+    from harmony_chat.backends.schema_errors import UnenforceableSchema
+    from harmony_chat.backends.schema_grammar import schema_grammar
+    from harmony_chat.harmony.structure import open_message_stops
+    from harmony_chat.harmony.vocab import load_encoding
+
+    refused: set[int] = set()
+    if sampling.ignore_eos:
+        refused |= tk.GENERATION_STOPS
+    if schema is not None:
+        try:
+            grammar = schema_grammar(schema)
+        except UnenforceableSchema:
+            return Constraint(refused=tuple(sorted(refused)), ignore_eos=sampling.ignore_eos)
+        stops = open_message_stops(load_encoding(), prompt) or JSON_STOPS
+        refused |= set(range(tk.FIRST_SPECIAL, tk.VOCAB_SIZE)) - (stops & JSON_STOPS)
+        return Constraint(schema, grammar, None, tuple(sorted(refused)), sampling.ignore_eos)
+    if sampling.choices:
+        grammar = "root ::= " + " | ".join(json.dumps(choice) for choice in sampling.choices)
+        return Constraint(None, grammar, sampling.choices, tuple(sorted(refused)), sampling.ignore_eos)
+    return Constraint(refused=tuple(sorted(refused)), ignore_eos=sampling.ignore_eos)
+
+
+JSON_STOPS = frozenset({tk.RETURN, tk.CALL})
 
 
 def require_int(value: Any, what: str, label: str) -> int:

@@ -23,14 +23,63 @@ whose ``tools/server/README.md`` and ``server-task.cpp`` / ``server-context.cpp`
 
 from __future__ import annotations
 
+import os
+import threading
 from collections.abc import Collection, Mapping, Sequence
-from pathlib import PurePath
+from pathlib import Path, PurePath
 from typing import Any
 
 from harmony_chat.backends.base import SamplingParams
-from harmony_chat.backends.remote.engine import RemoteBackend, StreamState, require_int
+from harmony_chat.backends.remote.engine import RemoteBackend, StreamState, constraint, require_int
 from harmony_chat.backends.remote.transport import EngineClient, error_message
 from harmony_chat.errors import EngineError, EngineStreamError
+
+_vocabulary_lock = threading.Lock()
+_token_ids: dict[bytes, int] = {}
+_token_texts: list[bytes] = []
+
+
+def held_tokens(content: str, sent: list[int], held: int) -> list[int]:
+    """The ids llama-server generated but did not stream, before the ``sent`` ones of one event.
+
+    A streamed chunk of ``/completion`` carries only its last token's id, but all the text since
+    the last chunk: a character split over several tokens arrives as its last token and the whole
+    character. The text before the last token's own bytes is the held tokens' bytes; split into
+    ``held`` tokens of the vocabulary, those are the ids (a byte's token each where no split
+    fits; ``�`` where the bytes are not there, as when the answer stops inside a character).
+    """
+    ids, texts = _vocabulary()
+    data = content.encode("utf-8")
+    last = b"".join(texts[token] if 0 <= token < len(texts) else b"" for token in sent)
+    before = data[: len(data) - len(last)] if last and data.endswith(last) else b""
+    split = _split(before, held, ids)
+    if split is not None:
+        return split
+    return [ids.get("\ufffd".encode(), 0)] * held
+
+
+def _split(data: bytes, parts: int, ids: dict[bytes, int]) -> list[int] | None:
+    """``data`` as exactly ``parts`` tokens of the vocabulary (the longest first token that fits), or None."""
+    if parts == 0:
+        return [] if not data else None
+    for end in range(min(len(data), 64), 0, -1):
+        token = ids.get(data[:end])
+        if token is not None and (rest := _split(data[end:], parts - 1, ids)) is not None:
+            return [token, *rest]
+    return None
+
+
+def _vocabulary() -> tuple[dict[bytes, int], list[bytes]]:
+    """Token id by bytes and bytes by id, for the ordinary tokens (read once from the vocabulary file)."""
+    with _vocabulary_lock:
+        if not _token_texts:
+            from harmony_chat.gguf.tokenizer import read_tiktoken
+            from harmony_chat.harmony.vocab import ENV_BASE, VOCAB_FILE, load_encoding
+
+            load_encoding()  # resolves the vocabulary folder
+            _token_texts.extend(read_tiktoken(Path(os.environ[ENV_BASE]) / VOCAB_FILE))
+            _token_ids.update((data, token) for token, data in enumerate(_token_texts))
+        return _token_ids, _token_texts
 
 
 class LlamaServerBackend(RemoteBackend):
@@ -123,10 +172,15 @@ class LlamaServerBackend(RemoteBackend):
         }
         if sampling.seed is not None:
             body["seed"] = sampling.seed
-        if sampling.logit_bias:
-            body["logit_bias"] = [[token, bias] for token, bias in sampling.logit_bias.items()]
-        if schema is not None:
-            body["json_schema"] = dict(schema)
+        held = constraint(prompt, sampling, schema)
+        if held.grammar is not None:
+            body["grammar"] = held.grammar  # the schema's grammar as harmony-chat checked it, not the server's own
+        biases: list[list[object]] = [[token, bias] for token, bias in (sampling.logit_bias or {}).items()]
+        biases += [[token, False] for token in held.refused]  # later entries win: refused stays refused
+        if biases:
+            body["logit_bias"] = biases
+        if held.ignore_eos:
+            body["ignore_eos"] = True
         return "/completion", body
 
     def prefill(self, tokens: Sequence[int]) -> int:
@@ -149,6 +203,13 @@ class LlamaServerBackend(RemoteBackend):
         if not isinstance(raw, list):
             raise EngineStreamError(f"{self.client.label} sent tokens that are not a list")
         new = [require_int(t, "a token id", self.client.label) for t in raw]
+        predicted = event.get("tokens_predicted")
+        if isinstance(predicted, int) and not isinstance(predicted, bool):
+            held = predicted - state.predicted - len(new)
+            if held > 0:  # tokens of an unfinished UTF-8 character, which the stream never sends
+                content = event.get("content")
+                new = held_tokens(content if isinstance(content, str) else "", new, held) + new
+            state.predicted = max(state.predicted, predicted)
         state.received.extend(new)
         if event.get("stop") is True:
             state.done = True

@@ -6,10 +6,11 @@ entrypoints/http_server.py`` (commit 0025436e), ``managers/tokenizer_manager.py`
 
 - Request: ``input_ids``, ``stream``, ``sampling_params`` with ``max_new_tokens``,
   ``stop_token_ids``, ``skip_special_tokens``, ``no_stop_trim`` (keep the stop token in the
-  output), ``temperature``/``top_p``/``top_k`` (-1: off)/``min_p`` and ``json_schema`` (a JSON
-  string) for constrained decoding, ``frequency_penalty``/``presence_penalty``. There is no
-  per-request seed in the documented parameters (the server's ``--random-seed`` applies), so
-  none is sent, and no ``logit_bias`` is sent either (requests asking for one are refused).
+  output), ``temperature``/``top_p``/``top_k`` (-1: off)/``min_p``, ``json_schema`` (a JSON
+  string) or ``regex`` for constrained decoding, ``frequency_penalty``/``presence_penalty``,
+  ``logit_bias`` (by token id; harmony-chat uses it only to refuse special tokens inside JSON, and
+  refuses requests that ask for their own) and ``ignore_eos``. There is no per-request seed in the
+  documented parameters (the server's ``--random-seed`` applies), so none is sent.
 - Stream: ``data: {"text", "output_ids", "meta_info"}`` lines, then ``data: [DONE]``;
   ``output_ids`` is cumulative unless the server runs ``--incremental-streaming-output`` (older:
   ``--stream-output``), so harmony-chat compares its length with ``meta_info.completion_tokens``
@@ -25,11 +26,12 @@ entrypoints/http_server.py`` (commit 0025436e), ``managers/tokenizer_manager.py`
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from harmony_chat.backends.base import SamplingParams
-from harmony_chat.backends.remote.engine import RemoteBackend, StreamState, require_int
+from harmony_chat.backends.remote.engine import RemoteBackend, StreamState, constraint, require_int
 from harmony_chat.backends.remote.transport import error_message
 from harmony_chat.errors import EngineError
 
@@ -72,8 +74,16 @@ class SglangBackend(RemoteBackend):
             "frequency_penalty": sampling.frequency_penalty,
             "presence_penalty": sampling.presence_penalty,
         }
-        if schema is not None:
-            params["json_schema"] = json.dumps(dict(schema))
+        held = constraint(prompt, sampling, schema)
+        if held.schema is not None:
+            params["json_schema"] = json.dumps(dict(held.schema))
+        elif held.choices:
+            params["regex"] = "(" + "|".join(re.escape(choice) for choice in held.choices) + ")"
+        if held.refused:
+            params["logit_bias"] = {str(token): -100.0 for token in held.refused}
+        if held.ignore_eos:
+            params["ignore_eos"] = True
+            params["stop_token_ids"] = []
         return "/generate", {"input_ids": list(prompt), "sampling_params": params, "stream": True}
 
     def _read(self, event: Mapping[str, Any], state: StreamState) -> list[int]:

@@ -17,7 +17,9 @@ completion/protocol.py`` (commit 002032ee) and ``completion/serving.py`` (commit
 - ``--api-key`` guards the ``/v1`` paths (401 ``{"error": "Unauthorized"}``); ``/health``,
   ``/version`` and ``/tokenize`` stay open. ``/tokenize`` takes ``prompt`` and
   ``add_special_tokens`` and answers ``{"count", "max_model_len", "tokens"}``.
-- Grammar: ``structured_outputs: {"json": schema}`` (older servers: ``guided_json``).
+- Grammar: ``structured_outputs: {"json": schema}`` or ``{"choice": [...]}`` (older servers:
+  ``guided_json``, ``guided_choice``); ``logit_bias`` (-100 .. 100 by token id) keeps special
+  tokens out of JSON; ``ignore_eos`` keeps a benchmark's stream going.
 - ``presence_penalty``, ``frequency_penalty`` and ``logit_bias`` (OpenAI's map of id strings) are
   the OpenAI completion parameters of the same names.
 """
@@ -29,7 +31,7 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from harmony_chat.backends.base import SamplingParams
-from harmony_chat.backends.remote.engine import RemoteBackend, StreamState, require_int
+from harmony_chat.backends.remote.engine import RemoteBackend, StreamState, constraint, require_int
 from harmony_chat.backends.remote.transport import EngineClient, error_message
 from harmony_chat.errors import EngineError
 from harmony_chat.harmony import tokens as tk
@@ -112,11 +114,22 @@ class VllmBackend(RemoteBackend):
             body.update(logprobs=0, return_tokens_as_token_ids=True)
         else:
             body["return_token_ids"] = True
-        if schema is not None:
+        held = constraint(prompt, sampling, schema)
+        if held.schema is not None:
             if self.ids_via_logprobs:
-                body["guided_json"] = dict(schema)
+                body["guided_json"] = dict(held.schema)
             else:
-                body["structured_outputs"] = {"json": dict(schema)}
+                body["structured_outputs"] = {"json": dict(held.schema)}
+        elif held.choices:
+            if self.ids_via_logprobs:
+                body["guided_choice"] = list(held.choices)
+            else:
+                body["structured_outputs"] = {"choice": list(held.choices)}
+        if held.refused:  # merged with the request's own bias; refused stays refused
+            body["logit_bias"] = {**body.get("logit_bias", {}), **{str(token): -100 for token in held.refused}}
+        if held.ignore_eos:
+            body["ignore_eos"] = True
+            body["stop_token_ids"] = []
         return "/v1/completions", body
 
     def _read(self, event: Mapping[str, Any], state: StreamState) -> list[int]:

@@ -17,10 +17,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # pages bring the fetcher and its HTTP client: not needed to cite
-    from harmony_chat.tools.browser.pages import Page
+    from harmony_chat.tools.browser.pages import Page, PageKind
 
 CITATION = re.compile(r"【(?P<cursor>\d+)†(?P<body>[^【】\n]{0,200}?)】")
 PARTIAL = re.compile(r"【\d*(?:†[^【】\n]{0,200})?\Z")
@@ -34,7 +34,7 @@ class PageRecord:
 
     url: str
     title: str
-    kind: Literal["page", "search", "find"] = "page"
+    kind: PageKind = "page"
     lines: Mapping[int, str] = field(default_factory=dict)
     links: Mapping[int, tuple[str, str]] = field(default_factory=dict)
     """Link id → (URL, title); used for search results."""

@@ -37,7 +37,8 @@ TEXT_TYPES = frozenset(
     }
 )
 SNIFF_BYTES = 4096
-PageKind = Literal["html", "text"]
+BodyKind = Literal["html", "text"]
+"""How a downloaded body is read: as HTML, or as plain text."""
 
 
 class FetchError(Exception):
@@ -54,7 +55,7 @@ class Fetched:
 
     url: str
     """The URL the body came from (after redirects)."""
-    kind: PageKind
+    kind: BodyKind
     media_type: str
     """The media type the server gave (``text/html``), or ``""``."""
     charset: str | None
@@ -76,7 +77,7 @@ def media_type_of(content_type: str | None) -> tuple[str, str | None]:
     return media.strip().lower(), charset
 
 
-def _kind_from_type(media: str) -> PageKind | None:
+def _kind_from_type(media: str) -> BodyKind | None:
     if media in HTML_TYPES:
         return "html"
     if media.startswith("text/") or media in TEXT_TYPES or media.endswith(("+json", "+xml")):
@@ -84,7 +85,7 @@ def _kind_from_type(media: str) -> PageKind | None:
     return None
 
 
-def sniff_kind(media: str, head: bytes) -> PageKind | None:
+def sniff_kind(media: str, head: bytes) -> BodyKind | None:
     """The kind of page from its media type and first bytes: ``html``, ``text``, or None for binary."""
     if b"\x00" in head[:SNIFF_BYTES]:
         return None

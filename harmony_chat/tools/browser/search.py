@@ -1,6 +1,6 @@
 """Search providers for ``browser.search``: a SearXNG instance, Exa or You.com.
 
-Each maps its API's answer to ``SearchHit`` (title, URL, snippet). The request and response shapes
+Each maps its API's answer to ``WebSearchHit`` (title, URL, snippet). The request and response shapes
 follow each service's public API documentation:
 
 - SearXNG: ``GET {url}/search?q=...&format=json`` (the instance must enable the ``json`` format);
@@ -38,7 +38,7 @@ class SearchError(Exception):
 
 
 @dataclass(frozen=True)
-class SearchHit:
+class WebSearchHit:
     """One search result."""
 
     title: str
@@ -54,7 +54,7 @@ class SearchProvider(Protocol):
         """The provider's name as shown to the model and the user (``SearXNG``)."""
         ...
 
-    def search(self, client: httpx.Client, query: str, count: int, timeout: float) -> list[SearchHit]:
+    def search(self, client: httpx.Client, query: str, count: int, timeout: float) -> list[WebSearchHit]:
         """Up to ``count`` results for ``query``; raise ``SearchError`` (or ``httpx.HTTPError``)."""
         ...
 
@@ -67,8 +67,8 @@ def _text(value: object) -> str:
     return ""
 
 
-def _hits(items: object, snippet_keys: tuple[str, ...]) -> list[SearchHit]:
-    hits: list[SearchHit] = []
+def _hits(items: object, snippet_keys: tuple[str, ...]) -> list[WebSearchHit]:
+    hits: list[WebSearchHit] = []
     for item in items if isinstance(items, list) else []:
         if not isinstance(item, dict):
             continue
@@ -76,7 +76,7 @@ def _hits(items: object, snippet_keys: tuple[str, ...]) -> list[SearchHit]:
         if not isinstance(url, str) or not url.startswith(("http://", "https://")):
             continue
         snippet = next((text for key in snippet_keys if (text := _text(item.get(key))).strip()), "")
-        hits.append(SearchHit(_text(item.get("title")).strip() or url, url, snippet))
+        hits.append(WebSearchHit(_text(item.get("title")).strip() or url, url, snippet))
     return hits
 
 
@@ -111,7 +111,7 @@ class SearxngSearch:
     max_bytes: int
     label: str = "SearXNG"
 
-    def search(self, client: httpx.Client, query: str, count: int, timeout: float) -> list[SearchHit]:
+    def search(self, client: httpx.Client, query: str, count: int, timeout: float) -> list[WebSearchHit]:
         """``GET {url}/search?q=...&format=json``."""
         endpoint = self.url.rstrip("/") + "/search"
         params = {"q": query, "format": "json", "pageno": "1"}
@@ -133,7 +133,7 @@ class ExaSearch:
     url: str = EXA_URL
     label: str = "Exa"
 
-    def search(self, client: httpx.Client, query: str, count: int, timeout: float) -> list[SearchHit]:
+    def search(self, client: httpx.Client, query: str, count: int, timeout: float) -> list[WebSearchHit]:
         """``POST {url}/search`` with highlights as snippets."""
         key = _key(EXA_KEY_VARIABLE, self.label)
         payload = {"query": query, "numResults": count, "contents": {"highlights": {"maxCharacters": 600}}}
@@ -153,7 +153,7 @@ class YouSearch:
     url: str = YOU_URL
     label: str = "You.com"
 
-    def search(self, client: httpx.Client, query: str, count: int, timeout: float) -> list[SearchHit]:
+    def search(self, client: httpx.Client, query: str, count: int, timeout: float) -> list[WebSearchHit]:
         """``GET {url}/v1/search?query=...&count=N``."""
         key = _key(YOU_KEY_VARIABLE, self.label)
         endpoint = self.url.rstrip("/") + "/v1/search"

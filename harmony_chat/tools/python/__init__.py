@@ -2,7 +2,7 @@
 
 ``PythonTool`` (``tool``) is what the conversation core uses; ``sandbox`` says what this machine
 can contain, ``launcher`` is the program that sets the sandbox up, ``kernel`` runs one kernel,
-``transcript`` turns its messages into the model's text, ``container`` is the optional
+``cell_output`` turns its messages into the model's text, ``container`` is the optional
 docker/podman runner.
 """
 

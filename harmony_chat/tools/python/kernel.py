@@ -33,8 +33,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, cast
 
+from harmony_chat.tools.python.cell_output import CellOutput
 from harmony_chat.tools.python.sandbox import LaunchPlan
-from harmony_chat.tools.python.transcript import Transcript
 from harmony_chat.tools.python.workspace import NOFOLLOW_CLOEXEC, Mirror, SyncReport, open_folder, open_subfolder
 
 if TYPE_CHECKING:
@@ -276,10 +276,8 @@ class KernelProcess:
         code = self.process.poll() if self.process else None
         return "" if code is None else describe_exit(code, via_init=self._via_init())
 
-    def run_code(
-        self, code: str, transcript: Transcript, *, deadline: float, should_stop: Callable[[], bool]
-    ) -> Outcome:
-        """Run ``code``, feeding output to ``transcript``; interrupt on the deadline or ``should_stop``."""
+    def run_code(self, code: str, output: CellOutput, *, deadline: float, should_stop: Callable[[], bool]) -> Outcome:
+        """Run ``code``, feeding its messages to ``output``; interrupt on the deadline or ``should_stop``."""
         client = self.client
         assert client is not None
         self._drain_shell()
@@ -320,7 +318,7 @@ class KernelProcess:
                 continue
             if msg["msg_type"] == "status" and msg["content"].get("execution_state") == "idle":
                 return Outcome(ending or "idle")
-            transcript.add(msg, skip_interrupt=ending is not None)
+            output.add(msg, skip_interrupt=ending is not None)
 
     def interrupt(self) -> None:
         """Ask the kernel to interrupt the running code (a message on the control channel)."""

@@ -140,8 +140,9 @@ def build_view(view: dict[str, Any], connection: str) -> list[int]:
     """Build the sandbox's root (see the module docstring) and enter it; return the working and socket folders.
 
     Every source is opened before anything is mounted, so a source under a place the new root
-    covers is still found. Links on the allow-list (``/bin -> usr/bin``, ``/etc/localtime``) are
-    made again as links.
+    covers is still found; the writable parts are mounted before the sources, so a source under
+    ``/tmp`` (a virtual environment made there) shows through the sandbox's own. Links on the
+    allow-list (``/bin -> usr/bin``, ``/etc/localtime``) are made again as links.
     """
     sources: list[tuple[str, int | str]] = []
     for path in [*view["readonly"], *view["devices"]]:
@@ -163,6 +164,17 @@ def build_view(view: dict[str, Any], connection: str) -> list[int]:
     os.fchown(handle, *owner)
     os.write(handle, connection.encode("utf-8"))
     os.close(handle)
+    for part, targets in (  # first: a read-only source under /tmp (a venv there) is bound over them
+        ("data", [view["workdir"]]),
+        ("tmp", ["/tmp", "/var/tmp"]),
+        ("shm", ["/dev/shm"]),
+        ("kernel", [view["ipc"]]),
+    ):
+        part_fd = os.open(f"{scratch}/{part}", os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+        for target in targets:
+            _make_target(root + target, folder=True)
+            _bind(part_fd, root + target, read_only=False)
+        os.close(part_fd)
     devices = set(view["devices"])
     for path, source in sources:
         target = root + path
@@ -182,17 +194,6 @@ def build_view(view: dict[str, Any], connection: str) -> list[int]:
     _make_target(f"{root}/proc", folder=True)
     _bind(proc, f"{root}/proc", read_only=False, recursive=True)
     os.close(proc)
-    for part, targets in (
-        ("data", [view["workdir"]]),
-        ("tmp", ["/tmp", "/var/tmp"]),
-        ("shm", ["/dev/shm"]),
-        ("kernel", [view["ipc"]]),
-    ):
-        part_fd = os.open(f"{scratch}/{part}", os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
-        for target in targets:
-            _make_target(root + target, folder=True)
-            _bind(part_fd, root + target, read_only=False)
-        os.close(part_fd)
     _pivot_root(root)
     _mount("none", "/", None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
     flags = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC

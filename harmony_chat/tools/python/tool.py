@@ -23,6 +23,7 @@ from openai_harmony import ToolNamespaceConfig
 from harmony_chat.locations import data_dir
 from harmony_chat.tools.base import ToolResult, ToolStatus
 from harmony_chat.tools.output import OUTPUT_LIMIT_BYTES
+from harmony_chat.tools.python.cell_output import CellOutput
 from harmony_chat.tools.python.container import ContainerRunner
 from harmony_chat.tools.python.kernel import LAUNCHER, KernelProcess, Outcome
 from harmony_chat.tools.python.sandbox import (
@@ -34,7 +35,6 @@ from harmony_chat.tools.python.sandbox import (
     describe,
     probe_platform,
 )
-from harmony_chat.tools.python.transcript import Transcript
 from harmony_chat.tools.python.workspace import Listing, changed_files, free_bytes, open_folder, scan
 
 DEFAULT_TIMEOUT_S = 120.0
@@ -225,10 +225,10 @@ class PythonTool:
             assert kernel.folder_fd is not None  # a started kernel has its folder
             before = scan(kernel.folder_fd)
             owner = kernel.plan.owner if kernel.plan else None
-            transcript = Transcript(kernel.folder_fd, shown, self.output_limit_bytes, owner)
+            output = CellOutput(kernel.folder_fd, shown, self.output_limit_bytes, owner)
             try:
                 deadline = time.monotonic() + limit  # the kernel's start does not count against the code
-                outcome = kernel.run_code(code, transcript, deadline=deadline, should_stop=should_stop)
+                outcome = kernel.run_code(code, output, deadline=deadline, should_stop=should_stop)
             except Exception as error:  # noqa: BLE001 - a broken channel must not reach the UI
                 kernel.kill()
                 outcome = Outcome("died", f"the connection to it failed: {error}")
@@ -240,8 +240,8 @@ class PythonTool:
                     kernel.mirror.pull()
             status, note = self._ending(outcome, limit, kernel)
             notes.extend(filter(None, [disk_note, note]))
-            text, truncated = transcript.text(notes=notes, files=files)
-            if status == "done" and transcript.error_name:
+            text, truncated = output.text(notes=notes, files=files)
+            if status == "done" and output.error_name:
                 status = "failed"
             return ToolResult(text, status, truncated, time.monotonic() - started)
 

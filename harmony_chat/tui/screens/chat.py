@@ -32,11 +32,11 @@ from textual.widget import MountError, Widget
 
 from harmony_chat.chat.approval import Choice, Decision
 from harmony_chat.chat.events import ChatEvent, Notice, ReasoningSummary, ToolFinished
-from harmony_chat.chat.summary import ReasoningMode
 from harmony_chat.collector import release, settle
 from harmony_chat.errors import HarmonyChatError
+from harmony_chat.generation.turn import PromptReady, TurnStats
 from harmony_chat.harmony.effort import Effort, next_effort, parse_effort
-from harmony_chat.harmony.turn import PromptReady, TurnStats
+from harmony_chat.harmony.visibility import ReasoningMode
 from harmony_chat.preferences import NotSaved, Preferences
 from harmony_chat.tui.bindings import SCREEN_KEYS
 from harmony_chat.tui.messages import (
@@ -61,10 +61,10 @@ from harmony_chat.tui.screens.tooling import SERVERS_REFRESH_S, STOPPED_REASON, 
 from harmony_chat.tui.slash import SlashCommand, SlashError, parse_slash
 from harmony_chat.tui.stored import stored_exchanges
 from harmony_chat.tui.themes import choose_theme
+from harmony_chat.tui.widgets.chat_log import ChatLog
 from harmony_chat.tui.widgets.inspector import TokenInspector
 from harmony_chat.tui.widgets.prompt import PromptInput
 from harmony_chat.tui.widgets.status_bar import StatusBar
-from harmony_chat.tui.widgets.transcript import Transcript
 from harmony_chat.tui.widgets.turn import AssistantTurn, UserMessage, code_blocks
 from harmony_chat.tui.widgets.welcome import WelcomePanel
 
@@ -163,7 +163,7 @@ class ChatScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         """Build the widget tree."""
         with Horizontal(id="main"):
-            yield Transcript(id="chat-log")
+            yield ChatLog(id="chat-log")
             yield TokenInspector()
         yield PromptInput(cursor_blink=self.cursor_blink)
         yield StatusBar(id="status").data_bind(

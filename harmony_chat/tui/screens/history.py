@@ -29,7 +29,7 @@ from textual.widgets.option_list import Option
 from harmony_chat.errors import HarmonyChatError
 from harmony_chat.history.db import HistoryError
 from harmony_chat.history.store import HistoryStore
-from harmony_chat.history.text import SearchHit
+from harmony_chat.history.text import ConversationHit
 from harmony_chat.tui.literal import literal, visible
 
 MATCH_STYLE = "bold underline $accent"
@@ -41,7 +41,7 @@ def _shown_offset(text: str, offset: int) -> int:
     return offset - text.count("\r\n", 0, offset)
 
 
-def hit_prompt(hit: SearchHit) -> Content:
+def hit_prompt(hit: ConversationHit) -> Content:
     """A search hit as an option: id and title, then the snippet with its matches highlighted."""
     snippet = literal(hit.snippet)
     for start, end in hit.highlights:

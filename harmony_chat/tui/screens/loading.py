@@ -92,6 +92,6 @@ class ModelLoader:
 
     def find_models(self, notice: str | None, load_id: int) -> None:
         """(Worker) look for gpt-oss models on this machine and post :class:`ModelsFound`."""
-        from harmony_chat.models import find_models
+        from harmony_chat.gguf.discovery import find_models
 
         self.post(ModelsFound(find_models(), notice, load_id))

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from harmony_chat.chat.summary import REASONING_MODES, ReasoningMode
+from harmony_chat.harmony.visibility import REASONING_MODES, ReasoningMode
 
 if TYPE_CHECKING:
     from harmony_chat.chat.conversation import ChatConversation

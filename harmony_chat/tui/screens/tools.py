@@ -22,7 +22,7 @@ from harmony_chat.tui.literal import literal
 REFRESH_S = 0.5
 
 
-class ServerState(Protocol):
+class McpServerStatus(Protocol):
     """What the screen shows of one server (``ServerStatus`` of the MCP toolbox)."""
 
     @property
@@ -55,7 +55,7 @@ class ServerState(Protocol):
 class ServerControl(Protocol):
     """A provider made of servers that can be listed and switched (the MCP toolbox)."""
 
-    def servers_status(self) -> Sequence[ServerState]:
+    def servers_status(self) -> Sequence[McpServerStatus]:
         """Each server's state."""
         ...
 
@@ -64,7 +64,7 @@ class ServerControl(Protocol):
         ...
 
 
-def server_line(server: ServerState) -> str:
+def server_line(server: McpServerStatus) -> str:
     """One line about a server: name, state, tool count, command or URL."""
     count = f"{server.tool_count} tool{'' if server.tool_count == 1 else 's'}" if server.state == "ready" else ""
     return " · ".join(part for part in (server.name, server.state, count, server.target) if part)
@@ -82,7 +82,7 @@ class ServerRow(Vertical):
     ServerRow .server-tools { color: $text-muted; padding: 0 1 0 10; }
     """
 
-    def __init__(self, control: ServerControl, server: ServerState) -> None:
+    def __init__(self, control: ServerControl, server: McpServerStatus) -> None:
         super().__init__()
         self.control = control
         self.server_name = server.name
@@ -99,7 +99,7 @@ class ServerRow(Vertical):
         yield self.error
         yield self.tools
 
-    def show(self, server: ServerState, tools: list[str]) -> None:
+    def show(self, server: McpServerStatus, tools: list[str]) -> None:
         """Show the server's state now."""
         self.line.update(literal(server_line(server)))
         self.error.display = bool(server.error) and server.state == "failed"

@@ -16,8 +16,8 @@ from textual.containers import Vertical
 from textual.widgets import Collapsible, RichLog, Static
 
 from harmony_chat.chat.events import ChatEvent
+from harmony_chat.generation.turn import PromptReady, TurnStats
 from harmony_chat.harmony.events import RawToken, Recovery
-from harmony_chat.harmony.turn import PromptReady, TurnStats
 from harmony_chat.tui.literal import literal, visible
 
 TEXT_WIDTH = 18

@@ -29,6 +29,7 @@ from harmony_chat.chat.events import (
     ToolLoopLimit,
     ToolStarted,
 )
+from harmony_chat.generation.turn import TurnStats
 from harmony_chat.harmony.events import (
     ContentDelta,
     MessageStarted,
@@ -38,7 +39,6 @@ from harmony_chat.harmony.events import (
     StopReason,
     ToolCall,
 )
-from harmony_chat.harmony.turn import TurnStats
 from harmony_chat.harmony.visibility import Display, MessageKind, display_of, message_kind, rule_of
 from harmony_chat.tui.literal import literal
 from harmony_chat.tui.widgets.answer import Answer

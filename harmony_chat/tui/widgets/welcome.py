@@ -17,7 +17,7 @@ from textual.widgets import Button, Markdown, Static
 
 from harmony_chat.backends.sources import GPT_OSS_20B_FILE, GPT_OSS_20B_REPO
 from harmony_chat.demo.pocket import POCKET_QUESTIONS
-from harmony_chat.models import FoundModel
+from harmony_chat.gguf.discovery import FoundModel
 from harmony_chat.tui.literal import literal
 
 DOWNLOAD_TUI_COMMAND = f"harmony-chat --hf-repo {GPT_OSS_20B_REPO} --hf-file {GPT_OSS_20B_FILE}"

@@ -246,3 +246,36 @@ def test_without_a_view_each_file_stops_at_the_room_left_and_the_quota_is_report
         assert "only checked after each call" in tool.containment()
     finally:
         tool.close()
+
+
+@needs_namespaces
+def test_a_python_installed_under_tmp_is_seen_through_the_sandboxs_own_tmp(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A virtual environment made under /tmp (CI's fresh venvs) stays visible, read-only; /tmp stays private."""
+    from harmony_chat.tools.python import sandbox
+
+    installed = Path("/tmp") / f"harmony-chat-venv-{uuid.uuid4().hex}"
+    (installed / "lib").mkdir(parents=True)
+    (installed / "lib" / "marker.txt").write_text("installed", encoding="utf-8")
+    beside = installed.with_name(installed.name + "-beside")
+    beside.write_text("host tmp", encoding="utf-8")
+    folders = sandbox.python_folders()
+    monkeypatch.setattr(sandbox, "python_folders", lambda: [*folders, str(installed)])
+    python = PythonTool(workdir=tmp_path / "work", limits=SandboxLimits(disk_bytes=4 * MIB))
+    try:
+        code = (
+            "import os\n"
+            f"print(open({str(installed / 'lib' / 'marker.txt')!r}).read())\n"
+            f"print(os.path.exists({str(beside)!r}))\n"
+            "open('/tmp/scratch', 'w').write('x'); print(open('/tmp/scratch').read())\n"
+            f"try:\n    open({str(installed / 'new')!r}, 'w')\nexcept OSError as e:\n    print(type(e).__name__)\n"
+        )
+        result = run(python, code)
+    finally:
+        python.close()
+        beside.unlink()
+        (installed / "lib" / "marker.txt").unlink()
+        (installed / "lib").rmdir()
+        installed.rmdir()
+    assert result.text.splitlines() == ["installed", "False", "x", "OSError"], result.text

@@ -12,6 +12,7 @@ import pytest
 from openai_harmony import Conversation, HarmonyEncoding, Message, Role, SystemContent, ToolNamespaceConfig
 
 from harmony_chat.tools.python import ContainerRunner, PythonTool, SandboxLimits
+from harmony_chat.tools.python.cell_output import CellOutput, strip_ansi
 from harmony_chat.tools.python.kernel import connection_info, describe_exit, kernel_argv
 from harmony_chat.tools.python.sandbox import (
     ETC_ALLOWED,
@@ -23,7 +24,6 @@ from harmony_chat.tools.python.sandbox import (
     sandbox_environment,
     unshare_args,
 )
-from harmony_chat.tools.python.transcript import Transcript, strip_ansi
 from harmony_chat.tools.python.workspace import changed_files, open_folder, scan
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -167,27 +167,25 @@ def test_exit_descriptions() -> None:
     assert describe_exit(137, via_init=False) == "it exited with status 137"
 
 
-def test_transcript_orders_output_and_strips_colours(tmp_path: Path) -> None:
-    transcript = Transcript(None, "/mnt/data")
-    transcript.add({"msg_type": "stream", "content": {"name": "stdout", "text": "one\n"}})
-    transcript.add({"msg_type": "execute_result", "content": {"data": {"text/plain": "2"}}})
-    transcript.add(
-        {"msg_type": "error", "content": {"ename": "KeyboardInterrupt", "traceback": []}}, skip_interrupt=True
-    )
-    transcript.add({"msg_type": "error", "content": {"ename": "E", "traceback": ["\x1b[31mE\x1b[0m: bad"]}})
-    text, truncated = transcript.text(notes=["[note]"], files=["/mnt/data/a.txt"])
+def test_cell_output_orders_output_and_strips_colours(tmp_path: Path) -> None:
+    output = CellOutput(None, "/mnt/data")
+    output.add({"msg_type": "stream", "content": {"name": "stdout", "text": "one\n"}})
+    output.add({"msg_type": "execute_result", "content": {"data": {"text/plain": "2"}}})
+    output.add({"msg_type": "error", "content": {"ename": "KeyboardInterrupt", "traceback": []}}, skip_interrupt=True)
+    output.add({"msg_type": "error", "content": {"ename": "E", "traceback": ["\x1b[31mE\x1b[0m: bad"]}})
+    text, truncated = output.text(notes=["[note]"], files=["/mnt/data/a.txt"])
     assert text == "one\n2\nE: bad\n[files written: /mnt/data/a.txt]\n[note]"
-    assert not truncated and transcript.error_name == "E"
+    assert not truncated and output.error_name == "E"
     assert strip_ansi("\x1b[1;32mok\x1b[0m") == "ok"
-    assert Transcript(None, "/w").text(notes=[], files=[]) == ("[no output]", False)
+    assert CellOutput(None, "/w").text(notes=[], files=[]) == ("[no output]", False)
 
 
-def test_transcript_counts_what_it_no_longer_stores(tmp_path: Path) -> None:
-    transcript = Transcript(None, "/w", limit_bytes=100)
+def test_cell_output_counts_what_it_no_longer_stores(tmp_path: Path) -> None:
+    output = CellOutput(None, "/w", limit_bytes=100)
     for _ in range(1000):
-        transcript.add({"msg_type": "stream", "content": {"text": "é" * 50}})
-    text, truncated = transcript.text(notes=[], files=[])
-    assert truncated and transcript.stored_bytes <= 101
+        output.add({"msg_type": "stream", "content": {"text": "é" * 50}})
+    text, truncated = output.text(notes=[], files=[])
+    assert truncated and output.stored_bytes <= 101
     assert "of 100,000 bytes left out" in text and text.startswith("é" * 50)
 
 
@@ -230,14 +228,14 @@ def _display(data: dict[str, object]) -> dict[str, object]:
     return {"msg_type": "display_data", "content": {"data": data}}
 
 
-def test_transcript_saves_svg_as_text_and_base64_images_decoded(tmp_path: Path) -> None:
+def test_cell_output_saves_svg_as_text_and_base64_images_decoded(tmp_path: Path) -> None:
     folder = open_folder(tmp_path)
     try:
-        transcript = Transcript(folder, "/mnt/data")
-        transcript.add(_display({"image/svg+xml": "<svg>é</svg>", "text/plain": "<Figure>"}))
-        transcript.add(_display({"image/png": "iVBORw0K\nGgo=\n"}))  # IPython's base64 has newlines
-        transcript.add(_display({"image/png": "not base64!", "text/plain": "<Image>"}))
-        text, _ = transcript.text(notes=[], files=["/mnt/data/output-1.svg", "/mnt/data/a.csv", "/mnt/data/b.csv"])
+        output = CellOutput(folder, "/mnt/data")
+        output.add(_display({"image/svg+xml": "<svg>é</svg>", "text/plain": "<Figure>"}))
+        output.add(_display({"image/png": "iVBORw0K\nGgo=\n"}))  # IPython's base64 has newlines
+        output.add(_display({"image/png": "not base64!", "text/plain": "<Image>"}))
+        text, _ = output.text(notes=[], files=["/mnt/data/output-1.svg", "/mnt/data/a.csv", "/mnt/data/b.csv"])
     finally:
         os.close(folder)
     assert (tmp_path / "output-1.svg").read_bytes() == "<svg>é</svg>".encode()
@@ -249,59 +247,59 @@ def test_transcript_saves_svg_as_text_and_base64_images_decoded(tmp_path: Path) 
     )
 
 
-def test_transcript_takes_malformed_messages_without_inventing_text() -> None:
-    transcript = Transcript(None, "/w")
-    transcript.add({"header": {"msg_type": "stream"}, "content": {"text": "from the header\n"}})
-    transcript.add({"content": {"text": "no type at all"}})
-    transcript.add({"msg_type": "display_data", "content": {}})  # no data
-    transcript.add({"msg_type": "stream"})  # no content
-    transcript.add({"msg_type": "stream", "content": {}})  # no text
-    transcript.add(_display({"text/html": "<b>html only</b>"}))
-    transcript.add(_display({"text/plain": ["not", "a", "string"]}))
-    transcript.add(_display({"image/png": "aGk="}))  # no folder: not saved, and no text to show
-    transcript.add({"msg_type": "execute_result", "content": {"data": {"text/plain": "ends with newline\n"}}})
-    assert transcript.text(notes=[], files=[]) == ("from the header\nends with newline\n", False)
-    assert transcript.images == [] and transcript.error_name is None
+def test_cell_output_takes_malformed_messages_without_inventing_text() -> None:
+    output = CellOutput(None, "/w")
+    output.add({"header": {"msg_type": "stream"}, "content": {"text": "from the header\n"}})
+    output.add({"content": {"text": "no type at all"}})
+    output.add({"msg_type": "display_data", "content": {}})  # no data
+    output.add({"msg_type": "stream"})  # no content
+    output.add({"msg_type": "stream", "content": {}})  # no text
+    output.add(_display({"text/html": "<b>html only</b>"}))
+    output.add(_display({"text/plain": ["not", "a", "string"]}))
+    output.add(_display({"image/png": "aGk="}))  # no folder: not saved, and no text to show
+    output.add({"msg_type": "execute_result", "content": {"data": {"text/plain": "ends with newline\n"}}})
+    assert output.text(notes=[], files=[]) == ("from the header\nends with newline\n", False)
+    assert output.images == [] and output.error_name is None
 
 
-def test_transcript_errors_without_a_traceback_and_interrupts_it_did_not_cause() -> None:
-    transcript = Transcript(None, "/w")
-    transcript.add({"msg_type": "error", "content": {"ename": "KeyboardInterrupt", "evalue": ""}})
-    transcript.add({"msg_type": "error", "content": {"evalue": "no name"}})
-    transcript.add({"msg_type": "error", "content": {"ename": "NoValue"}})
-    transcript.add({"msg_type": "error", "content": {"ename": "ValueError", "evalue": "bad", "traceback": ["a", "b"]}})
-    text, _ = transcript.text(notes=[], files=[])
-    assert text == "KeyboardInterrupt: \nError: no name\nNoValue: \na\nb\n" and transcript.error_name == "ValueError"
+def test_cell_output_errors_without_a_traceback_and_interrupts_it_did_not_cause() -> None:
+    output = CellOutput(None, "/w")
+    output.add({"msg_type": "error", "content": {"ename": "KeyboardInterrupt", "evalue": ""}})
+    output.add({"msg_type": "error", "content": {"evalue": "no name"}})
+    output.add({"msg_type": "error", "content": {"ename": "NoValue"}})
+    output.add({"msg_type": "error", "content": {"ename": "ValueError", "evalue": "bad", "traceback": ["a", "b"]}})
+    text, _ = output.text(notes=[], files=[])
+    assert text == "KeyboardInterrupt: \nError: no name\nNoValue: \na\nb\n" and output.error_name == "ValueError"
 
 
-def test_transcript_keeps_output_whitespace_and_puts_notes_last() -> None:
-    transcript = Transcript(None, "/w")
-    transcript.add({"msg_type": "stream", "content": {"text": "a  \n\n"}})
-    assert transcript.text(notes=["[note]"], files=[]) == ("a  \n[note]", False)
-    quiet = Transcript(None, "/w")
+def test_cell_output_keeps_output_whitespace_and_puts_notes_last() -> None:
+    output = CellOutput(None, "/w")
+    output.add({"msg_type": "stream", "content": {"text": "a  \n\n"}})
+    assert output.text(notes=["[note]"], files=[]) == ("a  \n[note]", False)
+    quiet = CellOutput(None, "/w")
     quiet.add({"msg_type": "stream", "content": {"text": "\n"}})
     assert quiet.text(notes=["[note]"], files=[]) == ("[note]", False)
-    boxed = Transcript(None, "/w")
+    boxed = CellOutput(None, "/w")
     boxed.add({"msg_type": "stream", "content": {"text": "SIZE: XX\n"}})  # only line ends are trimmed before notes
     assert boxed.text(notes=["[note]"], files=["/w/a.csv"]) == ("SIZE: XX\n[files written: /w/a.csv]\n[note]", False)
 
 
-def test_transcript_counts_every_byte_past_the_bound() -> None:
-    transcript = Transcript(None, "/w", limit_bytes=10)
-    transcript.add({"msg_type": "stream", "content": {"text": "0123456789abcdefghij"}})
-    transcript.add({"msg_type": "stream", "content": {"text": "ABCDE"}})
-    text, truncated = transcript.text(notes=[], files=[])
-    assert transcript.stored_bytes == 11 and transcript.dropped_bytes == 14
+def test_cell_output_counts_every_byte_past_the_bound() -> None:
+    output = CellOutput(None, "/w", limit_bytes=10)
+    output.add({"msg_type": "stream", "content": {"text": "0123456789abcdefghij"}})
+    output.add({"msg_type": "stream", "content": {"text": "ABCDE"}})
+    text, truncated = output.text(notes=[], files=[])
+    assert output.stored_bytes == 11 and output.dropped_bytes == 14
     assert truncated and text == "0123456789\n[output cut: 15 of 25 bytes left out; only the first 10 bytes are shown]"
-    exact = Transcript(None, "/w", limit_bytes=10)
+    exact = CellOutput(None, "/w", limit_bytes=10)
     exact.add({"msg_type": "stream", "content": {"text": "0123456789a"}})  # one byte over, nothing dropped
     assert exact.text(notes=[], files=[])[1] and exact.dropped_bytes == 0
 
 
-def test_transcript_cuts_between_characters_and_survives_lone_surrogates() -> None:
-    transcript = Transcript(None, "/w", limit_bytes=4)
-    transcript.add({"msg_type": "stream", "content": {"text": "aéé\ud800"}})  # 1 + 2 + 2 + a lone surrogate
-    transcript.add({"msg_type": "stream", "content": {"text": "more"}})
-    text, truncated = transcript.text(notes=[], files=[])
+def test_cell_output_cuts_between_characters_and_survives_lone_surrogates() -> None:
+    output = CellOutput(None, "/w", limit_bytes=4)
+    output.add({"msg_type": "stream", "content": {"text": "aéé\ud800"}})  # 1 + 2 + 2 + a lone surrogate
+    output.add({"msg_type": "stream", "content": {"text": "more"}})
+    text, truncated = output.text(notes=[], files=[])
     assert truncated and text.startswith("aé\n[output cut: ")
     assert "of 10 bytes left out" in text  # the surrogate counted as the "?" it became

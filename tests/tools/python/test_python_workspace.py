@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from harmony_chat.tools.python import workspace
-from harmony_chat.tools.python.transcript import Transcript
+from harmony_chat.tools.python.cell_output import CellOutput
 from harmony_chat.tools.python.workspace import (
     Mirror,
     changed_files,
@@ -90,20 +90,20 @@ def test_numbered_names_give_up_when_the_code_took_them_all(folder: int, work: P
     assert save_numbered(folder, "output", "svg", b"<svg/>", first=workspace.MAX_NAME_TRIES + 1).endswith("1001.svg")
 
 
-def test_the_transcript_saves_images_beside_the_codes_links_and_says_when_it_cannot(
+def test_the_cell_output_saves_images_beside_the_codes_links_and_says_when_it_cannot(
     folder: int, work: Path, outside: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     (work / "output-1.svg").symlink_to(outside / "authorized_keys")
-    transcript = Transcript(folder, "/mnt/data")
-    transcript.add({"msg_type": "display_data", "content": {"data": {"image/svg+xml": "<svg>a</svg>"}}})
-    assert transcript.images == ["/mnt/data/output-2.svg"] and not (outside / "authorized_keys").exists()
+    output = CellOutput(folder, "/mnt/data")
+    output.add({"msg_type": "display_data", "content": {"data": {"image/svg+xml": "<svg>a</svg>"}}})
+    assert output.images == ["/mnt/data/output-2.svg"] and not (outside / "authorized_keys").exists()
 
     def full(*_args: object) -> int:
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
     monkeypatch.setattr(os, "write", full)
-    transcript.add({"msg_type": "display_data", "content": {"data": {"image/png": "aGVsbG8=", "text/plain": "<Img>"}}})
-    text, _ = transcript.text(notes=[], files=[])
+    output.add({"msg_type": "display_data", "content": {"data": {"image/png": "aGVsbG8=", "text/plain": "<Img>"}}})
+    text, _ = output.text(notes=[], files=[])
     assert "<Img>" in text and "[an image could not be saved: No space left on device]" in text
     assert sorted(os.listdir(work)) == ["output-1.svg", "output-2.svg"]  # the partial file was removed
 
@@ -480,8 +480,8 @@ def test_what_the_host_creates_in_the_sandbox_belongs_to_the_sandbox_user(tmp_pa
     (host / "sub" / "in.txt").write_text("i")
     Mirror(sandbox_fd, host_fd, (65534, 65534)).push()
     name = save_numbered(sandbox_fd, "output", "png", b"p", owner=(65534, 65534))
-    transcript = Transcript(sandbox_fd, "/mnt/data", owner=(65534, 65534))
-    transcript.add({"msg_type": "display_data", "content": {"data": {"image/gif": "R0lG"}}})
+    output = CellOutput(sandbox_fd, "/mnt/data", owner=(65534, 65534))
+    output.add({"msg_type": "display_data", "content": {"data": {"image/gif": "R0lG"}}})
     for path in (sandbox / "sub", sandbox / "sub" / "in.txt", sandbox / name, sandbox / "output-1.gif"):
         assert (path.stat().st_uid, path.stat().st_gid) == (65534, 65534)
 
