@@ -5,11 +5,12 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from openai_harmony import HarmonyEncoding, Role
+from openai_harmony import HarmonyEncoding, HarmonyError, Role, StreamableParser
 
+from harmony_chat.harmony import decoder as decoder_module
 from harmony_chat.harmony import tokens as tk
 from harmony_chat.harmony.decoder import StreamDecoder
-from harmony_chat.harmony.events import ContentDelta, MessageStarted, NoAnswer, RawToken, StopReason
+from harmony_chat.harmony.events import ContentDelta, MessageStarted, NoAnswer, RawToken, Recovery, StopReason
 from harmony_chat.harmony.header import is_tool_recipient
 from harmony_chat.harmony.visibility import is_answer
 from tests.helpers import decode, ids
@@ -30,6 +31,7 @@ def test_well_formed_turn_streams_each_channel(encoding: HarmonyEncoding) -> Non
     assert result.recoveries == []
     started = [e for e in result.events if isinstance(e, MessageStarted)]
     assert [(e.channel, e.recipient) for e in started] == [("analysis", None), ("commentary", None), ("final", None)]
+    assert all(e.text for e in result.events if isinstance(e, ContentDelta))  # a delta always carries text
 
 
 def test_final_with_end_token_ends_turn_when_configured(encoding: HarmonyEncoding) -> None:
@@ -195,6 +197,44 @@ def test_utf8_split_across_tokens(encoding: HarmonyEncoding) -> None:
     result = decode(encoding, tokens)
     assert result.text("final") == "love 💖 you"
     assert "\ufffd" not in result.text("final")
+
+
+def test_a_character_cut_by_the_end_of_its_message_streams_as_it_is_stored(encoding: HarmonyEncoding) -> None:
+    """The bytes of a half-written character come out when the message ends, on its channel and recipient."""
+    clef = encoding.encode("𝄞")
+    assert len(clef) == 3
+    answer = decode(encoding, ids(encoding, "<|channel|>final<|message|>key ") + clef[:1], end=StopReason.LENGTH)
+    assert answer.text("final") == answer.messages[-1].content[0].text == "key \ufffd"
+    header = '<|channel|>commentary to=functions.tune <|constrain|>json<|message|>{"clef": "'
+    call = decode(encoding, ids(encoding, header) + clef[:2] + [tk.CALL])
+    deltas = [e for e in call.events if isinstance(e, ContentDelta)]
+    assert {(e.channel, e.recipient) for e in deltas} == {("commentary", "functions.tune")}
+    (made,) = call.tool_calls
+    assert "".join(e.text for e in deltas) == made.arguments == '{"clef": "\ufffd'
+    assert made.parsed_arguments == {"clef": "\ufffd"}
+
+
+class _LosingParser(StreamableParser):
+    """openai-harmony's parser, made to fail where a message ends (a library fault the decoder must survive)."""
+
+    def process(self, token: int) -> StreamableParser:
+        if token in tk.MESSAGE_STOPS:
+            raise HarmonyError("lost the message")
+        return super().process(token)
+
+    def process_eos(self) -> StreamableParser:
+        raise HarmonyError("lost the message")
+
+
+@pytest.mark.parametrize("end", ["<|return|>", ""])
+def test_a_message_the_content_parser_loses_is_rebuilt_from_what_streamed(
+    encoding: HarmonyEncoding, monkeypatch: pytest.MonkeyPatch, end: str
+) -> None:
+    monkeypatch.setattr(decoder_module, "StreamableParser", _LosingParser)
+    result = decode(encoding, ids(encoding, f"<|channel|>final<|message|>Nothing is lost.{end}"), end=StopReason.LENGTH)
+    notices = [(e.kind, e.detail) for e in result.events if isinstance(e, Recovery)]
+    assert notices == [("rebuilt-message", "rebuilt a message the parser lost from its streamed text")]
+    assert result.text("final") == result.messages[-1].content[0].text == "Nothing is lost."
 
 
 def test_multilingual_deltas_add_up(encoding: HarmonyEncoding) -> None:

@@ -65,10 +65,24 @@ def test_every_kind_has_exactly_one_rule() -> None:
         ("critique", None, None, "assistant", MessageKind.UNKNOWN_CHANNEL),
         ("commentary", "assistant", None, "tool", MessageKind.TOOL_RESULT),
         (None, None, None, "user", MessageKind.USER),
+        ("final", None, None, "system", MessageKind.SYSTEM),
+        (None, None, None, "developer", MessageKind.SYSTEM),
     ],
 )
 def test_kinds(channel: str | None, recipient: str | None, ctype: str | None, role: str, kind: MessageKind) -> None:
     assert kind_of(channel, recipient, ctype, role) is kind
+
+
+def test_a_stored_message_is_classified_by_its_role_and_content_type() -> None:
+    structured = _assistant('{"a": 1}', "final", ctype="<|constrain|>json")
+    assert message_kind(structured) is MessageKind.CONSTRAINED_FINAL
+    assert message_kind(_assistant("Four.", "final")) is MessageKind.FINAL
+    for role in (Role.SYSTEM, Role.DEVELOPER):
+        instructions = Message.from_role_and_content(role, "Be brief.")
+        assert message_kind(instructions) is MessageKind.SYSTEM
+        assert POLICY[message_kind(instructions)].prompt is PromptKeep.ALWAYS  # never dropped after an answer
+    result = Message.from_author_and_content(Author.new(Role.TOOL, "functions.f"), "sunny").with_channel("commentary")
+    assert message_kind(result) is MessageKind.TOOL_RESULT
 
 
 @pytest.mark.parametrize(
@@ -112,11 +126,18 @@ def test_clean_tool_names(recipient: str | None, tool: bool) -> None:
         (" to=<|channel|>analysis", "analysis", None, None),
         ("assistant", None, None, None),
         ("<|channel|>critique", "critique", None, None),
+        (
+            "final <|constrain|>json",
+            "final",
+            None,
+            "<|constrain|>json",
+        ),  # a structured answer without its channel token
+        ("<|channel|>final <|constrain|>", "final", None, None),  # a constrain token naming no type types nothing
     ],
 )
 def test_read_closed_header(header: str, channel: str | None, recipient: str | None, ctype: str | None) -> None:
     read = read_header(header)
-    assert (read.channel, read.recipient, read.content_type) == (channel, recipient, ctype)
+    assert (read.channel, read.recipient, read.content_type, read.leftover) == (channel, recipient, ctype, "")
     assert all("<|" not in detail for _kind, detail in read.repairs)
 
 

@@ -279,6 +279,9 @@ def test_cell_output_keeps_output_whitespace_and_puts_notes_last() -> None:
     quiet = CellOutput(None, "/w")
     quiet.add({"msg_type": "stream", "content": {"text": "\n"}})
     assert quiet.text(notes=["[note]"], files=[]) == ("[note]", False)
+    boxed = CellOutput(None, "/w")
+    boxed.add({"msg_type": "stream", "content": {"text": "SIZE: XX\n"}})  # only line ends are trimmed before notes
+    assert boxed.text(notes=["[note]"], files=["/w/a.csv"]) == ("SIZE: XX\n[files written: /w/a.csv]\n[note]", False)
 
 
 def test_cell_output_counts_every_byte_past_the_bound() -> None:

@@ -435,6 +435,24 @@ def test_a_full_destination_stops_the_copy_and_says_so(tmp_path: Path, monkeypat
     assert sorted(os.listdir(sandbox)) == ["a.bin"]  # no partial file left behind
 
 
+def test_once_the_destination_is_full_no_later_file_is_tried(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    sandbox, host, sandbox_fd, host_fd = _sandbox_and_host(tmp_path)
+    (host / "a-big.bin").write_bytes(b"z" * 100)
+    (host / "b-small.bin").write_bytes(b"z")  # would fit in what is left, but the copy has stopped
+    real_write = os.write
+    tried: list[int] = []
+
+    def fifty_bytes_left(fd: int, data: bytes | memoryview) -> int:
+        tried.append(len(data))
+        if len(data) > 50:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real_write(fd, data)
+
+    monkeypatch.setattr(os, "write", fifty_bytes_left)
+    assert sync(host_fd, sandbox_fd, previous=None, replace=False).skipped == 2
+    assert tried == [100] and os.listdir(sandbox) == []
+
+
 def test_no_room_for_a_folder_leaves_its_files_out_and_counts_them(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
