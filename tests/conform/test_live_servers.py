@@ -11,11 +11,9 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 from openai_harmony import HarmonyEncoding
 
@@ -24,6 +22,7 @@ from harmony_chat.conform.result import Status
 from harmony_chat.demo.pocket import pocket_model_path
 from tests.conform.conftest import LLAMA_SERVER_FAILS, evidence, statuses
 from tests.support.llama_server import LlamaServer, free_port, llama_server_binary, serve
+from tests.support.serve_process import wait_for_health
 
 ROOT = Path(__file__).resolve().parents[2]
 CHAT_TEMPLATE = ROOT / "tests" / "data" / "chat-template" / "gpt-oss-chat-template.jinja"
@@ -41,16 +40,7 @@ def serve_demo(tmp_path_factory: pytest.TempPathFactory, encoding: HarmonyEncodi
     command = [sys.executable, "-m", "harmony_chat", "serve", "--demo", "--port", str(port), "--temperature", "0"]
     server = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            assert server.poll() is None, server.communicate()[1]
-            try:
-                if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert time.monotonic() < deadline, "serve --demo did not come up"
-            time.sleep(0.2)
+        wait_for_health(server, port, lambda: server.communicate()[1])
         yield f"http://127.0.0.1:{port}"
     finally:
         server.send_signal(signal.SIGINT)

@@ -26,6 +26,7 @@ from harmony_chat.server.harmony_request import ServedModel
 from harmony_chat.server.log_limits import RepeatFilter
 from tests.server.conftest import DATE, replay, running
 from tests.server.test_chat_completions import ANSWER
+from tests.support.serve_process import wait_for_health
 
 ROOT = Path(__file__).resolve().parents[2]
 HALF_HEADER = b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Ty"
@@ -130,16 +131,7 @@ def test_half_open_flood_with_few_descriptors_leaves_health_answering(
     with log.open("wb") as sink:
         server = subprocess.Popen([sys.executable, "-c", launch], env=env, stdout=sink, stderr=subprocess.STDOUT)
         try:
-            deadline = time.monotonic() + 60
-            while True:
-                assert server.poll() is None, log.read_text()
-                try:
-                    if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200:
-                        break
-                except httpx.TransportError:
-                    pass
-                assert time.monotonic() < deadline, "serve did not come up"
-                time.sleep(0.2)
+            wait_for_health(server, port, log.read_text)
             with half_open(port, 300):
                 time.sleep(2)  # long enough for an accept loop to flood the log
                 started = time.monotonic()

@@ -7,7 +7,6 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +16,7 @@ from openai import OpenAI
 from openai_harmony import HarmonyEncoding
 
 from harmony_chat.cli import main
+from tests.support.serve_process import wait_for_health
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -63,16 +63,7 @@ def test_serve_demo_answers_an_openai_client(tmp_path: Path, encoding: HarmonyEn
     command = [sys.executable, "-m", "harmony_chat", "serve", "--demo", "--port", str(port), "--temperature", "0"]
     server = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            assert server.poll() is None, server.communicate()[1]
-            try:
-                if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert time.monotonic() < deadline, "serve --demo did not come up"
-            time.sleep(0.2)
+        wait_for_health(server, port, lambda: server.communicate()[1])
         client = OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="unused", max_retries=0, timeout=60)
         (model,) = client.models.list().data
         messages: Any = [{"role": "user", "content": "What is 2 + 2?"}]
@@ -100,16 +91,7 @@ def test_serve_flags_reach_the_server(tmp_path: Path, encoding: HarmonyEncoding)
     server = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            assert server.poll() is None, server.communicate()[1]
-            try:
-                if httpx.get(f"{url}/health", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert time.monotonic() < deadline, "serve did not come up"
-            time.sleep(0.2)
+        wait_for_health(server, port, lambda: server.communicate()[1])
         named = httpx.get(f"{url}/v1/models", headers={"Host": f"chat.lan:{port}"}, timeout=5)
         foreign = httpx.get(f"{url}/v1/models", headers={"Host": f"attacker.example:{port}"}, timeout=5)
         client = OpenAI(base_url=f"{url}/v1", api_key="unused", max_retries=0, timeout=30)

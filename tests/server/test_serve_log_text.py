@@ -7,13 +7,13 @@ import re
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import httpx
 from openai_harmony import HarmonyEncoding
 
 from tests.server.test_serve_cli import _free_port
+from tests.support.serve_process import wait_for_health
 
 ROOT = Path(__file__).resolve().parents[2]
 RAW_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
@@ -21,6 +21,7 @@ FAULTY_STORE = """
 import sys
 from harmony_chat.cli import main
 from harmony_chat.server import response_store
+from tests.support.serve_process import wait_for_health
 
 def get(self, response_id):  # a fault that quotes what the client sent, as a bug's message may
     raise LookupError(f"cannot look up {response_id}")
@@ -43,16 +44,7 @@ def test_an_unexpected_error_quoting_the_client_is_logged_with_symbols(
     command += ["--name", "model\x1b]0;owned\x07"]
     server = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            assert server.poll() is None, server.communicate()[1]
-            try:
-                if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert time.monotonic() < deadline, "serve did not come up"
-            time.sleep(0.2)
+        wait_for_health(server, port, lambda: server.communicate()[1])
         failed = httpx.get(f"http://127.0.0.1:{port}/v1/responses/%1B%5D0%3Bowned%07%C2%9B2J", timeout=10)
     finally:
         server.send_signal(signal.SIGINT)
