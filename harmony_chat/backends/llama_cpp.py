@@ -66,7 +66,10 @@ def _counting_llama(llama_class: type) -> type:
                     **{**kwargs, "logits_processor": processors, "grammar": None}
                 )
 
-            guarded = GuardedSampler.create(llama_cpp, build, stage)
+            penalized = kwargs.get("frequency_penalty") or kwargs.get("presence_penalty")
+            penalized = penalized or kwargs.get("repeat_penalty", 1.0) != 1.0
+            window = self.last_n_tokens_size if penalized else 0
+            guarded = GuardedSampler.create(llama_cpp, build, stage, window)
             if guarded is not None:
                 return guarded
             from llama_cpp import LlamaGrammar  # type: ignore[attr-defined]

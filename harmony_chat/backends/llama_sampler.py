@@ -28,6 +28,7 @@ from __future__ import annotations
 import ctypes
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -116,14 +117,31 @@ class StructureMask:
             scores[:] = -np.inf
         scores[kept] = values
 
+    def kept_ids(self) -> NDArray[np.intp] | None:
+        """The only ids that may come next, ascending; None where any ordinary token may (only specials are refused)."""
+        allowed = self.guard.allowed()
+        if allowed.text and allowed.words is None:
+            return None
+        return self._kept_ids(allowed.specials, allowed.words if allowed.text else None)
+
     def _kept_ids(self, specials: frozenset[int], words: NDArray[np.intp] | None) -> NDArray[np.intp]:
-        """The ids that keep their logits: the allowed specials, and a header's allowed words."""
+        """The ids that keep their logits, ascending: a header's allowed words, then the allowed specials."""
         key = (specials, None if words is None else id(words))
         found = self._kept.get(key)
         if found is None:
             ids = np.array(sorted(specials), dtype=np.intp)
-            found = self._kept[key] = (ids if words is None else np.concatenate([ids, words]), words)
+            found = self._kept[key] = (ids if words is None else np.concatenate([words, ids]), words)
         return found[0]
+
+
+def cut_candidates(rows: NDArray[np.uint32], kept: NDArray[np.intp]) -> int:
+    """Move the candidates ``kept`` names to the buffer's front, in their order; return how many there are.
+
+    ``rows`` is a full candidate buffer in token-id order, each record a row of 32-bit words (numpy
+    copies those fast, structured records slowly).
+    """
+    rows[: len(kept)] = np.take(rows, kept, axis=0)
+    return len(kept)
 
 
 class HarmonyStage:
@@ -154,7 +172,7 @@ class HarmonyStage:
         """Set while a token the grammar refused is sampled again."""
         self.costs: SamplerCosts | None = None
         """Where the sampler's parts add up their time (benchmarks only)."""
-        self._view: tuple[int, int, NDArray[np.void]] | None = None
+        self._view: tuple[int, int, NDArray[np.void], NDArray[np.uint32]] | None = None
         self._json_stops: dict[frozenset[int], frozenset[int]] = {}
         self._json_kept: dict[frozenset[int], NDArray[np.intp]] = {}
 
@@ -197,28 +215,51 @@ class HarmonyStage:
             records = np.frombuffer(memoryview(buffer), dtype=CANDIDATE)
             if size != tk.VOCAB_SIZE or records["id"][-1] != size - 1:
                 raise ModelError(f"llama.cpp handed the sampler {size} candidates, not the {tk.VOCAB_SIZE} expected")
-            view = self._view = (address, size, records)
+            view = self._view = (address, size, records, records.view(np.uint32).reshape(size, -1))
         return view[2]
 
     def apply(self, cur_p: Any) -> None:
-        """Mask the candidates (llama.cpp calls this, with the full buffer in token-id order)."""
+        """Mask the candidates (llama.cpp calls this, with the full buffer in token-id order).
+
+        Where harmony's grammar names the only tokens that may come (a header's words, a special
+        token), the buffer is cut down to those, in the same order: the rest of the chain then works
+        on them alone, and picks what it would have picked with the others at -inf.
+        """
         started = _clock() if self.costs is not None else 0.0
         candidates = self.candidates(cur_p)
-        self.process(None, candidates["logit"])
+        logits = candidates["logit"]
+        kept = None if self.narrowing else self._kept_ids()
+        if kept is None:
+            self.process(None, logits)
+        else:
+            self._run_extra(logits)
+            assert self._view is not None
+            cur_p.contents.size = cut_candidates(self._view[3], kept)
         if self.narrowing and self.grammar is not None:
             self.grammar.narrow(cur_p, candidates)
         elif self.costs is not None:
             self.costs.stage_s += _clock() - started
 
+    def _kept_ids(self) -> NDArray[np.intp] | None:
+        """The only ids harmony's grammar lets come next, where it names them (None: mask instead)."""
+        if self.mask is None or (self.grammar is not None and self.mask.guard.place is Place.CONTENT):
+            return None
+        kept = self.mask.kept_ids()
+        return kept if kept is not None and kept.size else None
+
     def process(self, input_ids: Any, logits: Any) -> Any:
         """The stage as a plain logits processor (``input_ids`` unused): the extra processor, then the masks."""
+        self._run_extra(logits)
+        self.mask_logits(logits)
+        return logits
+
+    def _run_extra(self, logits: Any) -> None:
+        """The extra logits processor (a test's, logprobs, a logit bias), on the full row by token id."""
         if self.extra is not None:
             processor, ids = self.extra
             result = processor(ids(), logits)
             if result is not logits:
                 logits[:] = result
-        self.mask_logits(logits)
-        return logits
 
     def mask_logits(self, logits: Any) -> None:
         """Refuse what may not come next in a logits row indexed by token id."""
@@ -254,18 +295,37 @@ def _refused_specials(llama_cpp: Any, kept: frozenset[int]) -> Any:
         return found
 
 
+@dataclass(slots=True)
+class _ChainState:
+    """What one of a generation's chains has seen of the tokens the others sampled."""
+
+    dist: Any
+    """The chain's random sampler (its last, ``dist``), or None (a greedy chain)."""
+    draws: int = 0
+    """The random draws it has made, its own and the ones it caught up on."""
+    accepted: int = 0
+    """The tokens it has been told of (its penalties count them)."""
+
+
 class GuardedSampler:
     """The samplers of one generation: a native chain per set of allowed stops, a Python-led one for the rest.
 
     Stands in for llama-cpp-python's ``LlamaSampler`` in ``Llama.generate`` (which only calls ``sample``).
+    Each chain keeps its own random sampler and its own penalties' window; before a chain samples,
+    it catches up on what the others did since it last ran (see :meth:`_in_step`), so the
+    generation samples as one chain would.
 
     Args:
         llama_cpp: the ``llama_cpp`` module.
         build: builds a llama-cpp-python chain for the generation's settings, these processors first.
         stage: what the generation samples under.
+        python_chain: the chain ``build`` made with the Python stage at its head.
+        penalty_window: the tokens the penalties look back on (0: no penalties are set).
     """
 
-    def __init__(self, llama_cpp: Any, build: ChainFactory, stage: HarmonyStage, python_chain: Any) -> None:
+    def __init__(
+        self, llama_cpp: Any, build: ChainFactory, stage: HarmonyStage, python_chain: Any, penalty_window: int = 0
+    ) -> None:
         self._api = llama_cpp
         self._build = build
         self.stage = stage
@@ -278,12 +338,19 @@ class GuardedSampler:
             )
         )
         self._draws = 0
-        """Random draws each chain has made: every chain's draws are kept in step (see :meth:`_in_step`)."""
-        self._dists: list[tuple[Any, Any]] = []
-        self._keep_dist(python_chain)
+        """Random draws made so far, by whichever chain."""
+        self._sampled = 0
+        """Tokens sampled so far."""
+        self._recent: deque[int] | None = deque(maxlen=penalty_window) if penalty_window > 0 else None
+        """The latest tokens, as many as the penalties look back on (None: no penalties, nothing to tell)."""
+        self._chains: dict[int, _ChainState] = {}
+        """Per chain (by ``id``; every chain lives as long as this sampler)."""
+        self._keep(python_chain)
 
     @classmethod
-    def create(cls, llama_cpp: Any, build: ChainFactory, stage: HarmonyStage) -> GuardedSampler | None:
+    def create(
+        cls, llama_cpp: Any, build: ChainFactory, stage: HarmonyStage, penalty_window: int = 0
+    ) -> GuardedSampler | None:
         """The sampler, or None when this llama-cpp-python's chain is not laid out as expected.
 
         The caller then falls back to a plain logits processor and llama.cpp's own grammar sampler.
@@ -293,7 +360,7 @@ class GuardedSampler:
         if not customs or customs[0][0] != 0 or not hasattr(customs[0][1], "apply_func"):
             return None
         customs[0][1].apply_func = stage.apply
-        return cls(llama_cpp, build, stage, chain)
+        return cls(llama_cpp, build, stage, chain, penalty_window)
 
     def sample(self, ctx: Any, idx: int = -1) -> int:
         """Sample the next token; under a grammar, one it allows, which then moves the grammar on."""
@@ -302,8 +369,7 @@ class GuardedSampler:
             return self._measured(ctx, idx, stage.costs)
         stops = stage.content_stops()
         chain = self._python if stops is None else self._native.get(stops) or self._native_chain(stops)
-        token = int(chain.sample(ctx, idx))
-        self._in_step(chain)
+        token = self._in_step(chain, ctx, idx)
         grammar = stage.grammar
         if grammar is not None:
             if not grammar.allows(token):
@@ -311,36 +377,57 @@ class GuardedSampler:
             grammar.accept(token)
         return token
 
-    def _in_step(self, sampled: Any) -> None:
-        """Advance every other chain's random draws by the one ``sampled`` just made.
+    def _in_step(self, chain: Any, ctx: Any, idx: int) -> int:
+        """Sample with ``chain``, once it has caught up with what the other chains did.
 
         With a seed, each token then takes the same draw of the same random sequence whichever
         chain samples it, as one chain would: the same seed picks the same tokens as llama-cpp-
-        python's single chain with a Python processor did (a grammar's redraws aside).
+        python's single chain with a Python processor did (a grammar's redraws aside); and the
+        penalties count the tokens every chain sampled. A chain catches up when it is next used
+        (a message's header after its content), not on every token.
         """
+        state = self._chains[id(chain)]
+        if state.draws != self._draws or state.accepted != self._sampled:
+            self._catch_up(chain, state)
+        token = int(chain.sample(ctx, idx))  # the chain accepts the token itself
         self._draws += 1
-        for chain, dist in self._dists:
-            if chain is not sampled:
-                self._api.llama_sampler_apply(dist, self._single)
+        self._sampled += 1
+        state.draws, state.accepted = self._draws, self._sampled
+        if self._recent is not None:
+            self._recent.append(token)
+        return token
 
-    def _keep_dist(self, chain: Any) -> None:
-        """Note the chain's random sampler (its last, ``dist``; greedy chains have none), caught up on the draws."""
+    def _catch_up(self, chain: Any, state: _ChainState) -> None:
+        """Make the chain's random sampler take the draws it missed, and tell its penalties the tokens they missed."""
+        api = self._api
+        if state.dist is not None:
+            for _ in range(self._draws - state.draws):
+                api.llama_sampler_apply(state.dist, self._single)  # a one-candidate buffer: one draw each
+        missed = self._sampled - state.accepted
+        if self._recent is not None and missed > 0:
+            for token in list(self._recent)[-missed:]:
+                api.llama_sampler_accept(chain.sampler, token)
+        state.draws, state.accepted = self._draws, self._sampled
+
+    def _keep(self, chain: Any) -> None:
+        """Note a new chain, with its random sampler if it has one; it catches up when first used."""
         api = self._api
         last = api.llama_sampler_chain_get(chain.sampler, api.llama_sampler_chain_n(chain.sampler) - 1)
-        if not last or api.llama_sampler_name(last) != b"dist":
-            return
-        for _ in range(self._draws):
-            api.llama_sampler_apply(last, self._single)
-        self._dists.append((chain, last))
+        dist = last if last and api.llama_sampler_name(last) == b"dist" else None
+        self._chains[id(chain)] = _ChainState(dist)
 
     def _resample(self, ctx: Any, idx: int, grammar: GrammarCheck) -> int:
         """Sample again, under the grammar (the token picked does not fit it)."""
+        self._sampled -= 1  # the refused token is not part of the answer (the chain that picked it hears of the next)
+        for state in self._chains.values():
+            state.accepted = min(state.accepted, self._sampled)
+        if self._recent is not None:
+            self._recent.pop()
         self.stage.narrowing = True
         try:
-            token = int(self._python.sample(ctx, idx))
+            token = self._in_step(self._python, ctx, idx)
         finally:
             self.stage.narrowing = False
-        self._in_step(self._python)
         if not grammar.allows(token):
             raise ModelError("the JSON schema's grammar allows no token here")
         return token
@@ -351,8 +438,7 @@ class GuardedSampler:
         started = _clock()
         stops = stage.content_stops()
         chain = self._python if stops is None else self._native.get(stops) or self._native_chain(stops)
-        token = int(chain.sample(ctx, idx))
-        self._in_step(chain)
+        token = self._in_step(chain, ctx, idx)
         sampled = _clock()
         if stops is None:
             costs.python_s += sampled - started
@@ -385,7 +471,7 @@ class GuardedSampler:
         for sampler in rest:
             api.llama_sampler_chain_add(pointer, sampler)
         self._native[stops] = chain
-        self._keep_dist(chain)
+        self._keep(chain)
         return chain
 
 

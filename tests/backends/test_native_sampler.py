@@ -9,12 +9,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 from openai_harmony import HarmonyEncoding
 
 from harmony_chat.backends.base import SamplingParams
 from harmony_chat.backends.llama_cpp import LlamaCppBackend
-from harmony_chat.backends.llama_sampler import GuardedSampler, SamplerCosts, _refused_specials
+from harmony_chat.backends.grammar_check import CANDIDATE
+from harmony_chat.backends.llama_sampler import GuardedSampler, SamplerCosts, _refused_specials, cut_candidates
 from harmony_chat.generation.turn import TurnOptions, run_turn
 from harmony_chat.harmony import tokens as tk
 from harmony_chat.harmony.events import RawToken, Recovery
@@ -114,18 +116,45 @@ def test_the_native_bias_refuses_every_special_token_but_the_allowed_stops() -> 
     assert all(entry.bias == float("-inf") for entry in _refused_specials(llama_cpp, kept))
 
 
-def test_a_seed_picks_the_same_tokens_as_one_chain_with_a_python_processor(
-    backend: LlamaCppBackend, encoding: HarmonyEncoding, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The native chains keep their random draws in step: the answer is the one llama-cpp-python's own chain gives."""
-
+def _seeded_turns(backend: LlamaCppBackend, encoding: HarmonyEncoding, **penalties: float) -> list[list[int]]:
     def turn(seed: int) -> list[int]:
         session = ChatSession(encoding)
         session.add_user("Hello")
-        sampling = SamplingParams(temperature=1.0, seed=seed, max_tokens=120)
+        sampling = SamplingParams(temperature=1.0, seed=seed, max_tokens=120, **penalties)
         events = run_turn(session, backend, TurnOptions(sampling=sampling, stop_on_final=False))
         return [event.token_id for event in events if isinstance(event, RawToken)]
 
-    native = [turn(seed) for seed in (1, 2)]
+    return [turn(seed) for seed in (1, 2)]
+
+
+def test_a_seed_picks_the_same_tokens_as_one_chain_with_a_python_processor(
+    backend: LlamaCppBackend, encoding: HarmonyEncoding, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The native chains keep their random draws in step, and a header's candidates cut down to the words
+    harmony allows pick what the masked full vocabulary picks: the answer is the one llama-cpp-python's own
+    chain gives."""
+    native = _seeded_turns(backend, encoding)
+    assert any(token == tk.MESSAGE for turn in native for token in turn)  # headers closed: both paths ran
     monkeypatch.setattr(GuardedSampler, "create", classmethod(lambda cls, *args: None))  # one chain, Python stage
-    assert [turn(seed) for seed in (1, 2)] == native
+    assert _seeded_turns(backend, encoding) == native
+
+
+def test_penalties_count_the_tokens_every_chain_sampled(
+    backend: LlamaCppBackend, encoding: HarmonyEncoding, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Frequency and presence penalties see the header's tokens in the content and back: as one chain would."""
+    penalties = {"frequency_penalty": 0.8, "presence_penalty": 1.5}
+    native = _seeded_turns(backend, encoding, **penalties)
+    assert native != _seeded_turns(backend, encoding)  # the penalties change what is sampled
+    monkeypatch.setattr(GuardedSampler, "create", classmethod(lambda cls, *args: None))
+    assert _seeded_turns(backend, encoding, **penalties) == native
+
+
+def test_cut_candidates_keeps_the_named_records_in_order_at_the_front() -> None:
+    buffer = np.zeros(8, dtype=CANDIDATE)
+    buffer["id"] = np.arange(8)
+    buffer["logit"] = np.arange(8) / 2
+    rows = buffer.view(np.uint32).reshape(8, -1)
+    assert cut_candidates(rows, np.array([1, 4, 7], dtype=np.intp)) == 3
+    assert buffer["id"][:3].tolist() == [1, 4, 7]
+    assert buffer["logit"][:3].tolist() == [0.5, 2.0, 3.5]
