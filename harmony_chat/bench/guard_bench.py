@@ -1,10 +1,12 @@
-"""How long the structure guard takes per token: harmony's grammar (special tokens, header words) as a logits mask.
+"""How long the structure guard takes per token: harmony's grammar (special tokens, header words) in the sampler.
 
-The guard runs inside llama.cpp's sampler on every token (``backends/llama_cpp.py``,
-:class:`~harmony_chat.backends.llama_cpp.StructureMask`). Timed here on its own, on the decoder
-benchmark's long completion, with the logits laid out as llama.cpp hands them to a logits processor
-(id, logit and probability per token, the logits a strided view), so the figure does not depend on
-what a model happens to sample.
+The guard runs inside llama.cpp's sampler on every token (:mod:`~harmony_chat.backends.llama_sampler`):
+in content only special tokens are refused, by a native logit bias, so Python only follows the
+token; in a header, where the words are held to harmony's grammar too, the candidate buffer is cut
+down to the tokens the grammar allows. Timed here on its own, on the decoder benchmark's long
+completion, with a candidate buffer laid out as llama.cpp hands it to a sampler (id, logit and
+probability per token) and filled afresh before each header token, so the figure does not depend
+on what a model happens to sample.
 """
 
 from __future__ import annotations
@@ -14,15 +16,15 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import NDArray
 from openai_harmony import HarmonyEncoding
 
-from harmony_chat.backends.llama_sampler import StructureMask
+from harmony_chat.backends.grammar_check import CANDIDATE
+from harmony_chat.backends.llama_sampler import StructureMask, cut_candidates
 from harmony_chat.bench.decoder_bench import sample_completion
 from harmony_chat.harmony import tokens as tk
 from harmony_chat.harmony.structure import Place, StructureGuard
 
-_CANDIDATE = np.dtype([("id", np.intc), ("logit", np.single), ("p", np.single)], align=True)
-"""llama.cpp's ``llama_token_data``, as llama-cpp-python views it."""
 PROMPT = "<|start|>user<|message|>Explain the KV cache.<|end|><|start|>assistant"
 HEADERS = (
     "<|channel|>analysis<|message|>Need the weather.<|end|>"
@@ -43,24 +45,53 @@ class GuardResult:
     passes: int
     header_tokens: int = 0
     header_microseconds_per_token: float = 0.0
-    """The same for header tokens alone (tool calls' headers included), where header words are masked too."""
+    """The same for header tokens alone (tool calls' headers included), where header words are ruled too."""
+
+
+class _Buffer:
+    """A full candidate buffer in token-id order, as llama.cpp fills it before each sampling."""
+
+    def __init__(self) -> None:
+        fresh = np.zeros(tk.VOCAB_SIZE, dtype=CANDIDATE)
+        fresh["id"] = np.arange(tk.VOCAB_SIZE)
+        self._fresh = fresh.view(np.uint32).reshape(tk.VOCAB_SIZE, -1)
+        self.rows = self._fresh.copy()
+        self.size = tk.VOCAB_SIZE
+
+    def refill(self) -> None:
+        if self.size != tk.VOCAB_SIZE:
+            self.rows[: self.size] = self._fresh[: self.size]
+            self.size = tk.VOCAB_SIZE
+
+
+def _step(mask: StructureMask, buffer: _Buffer, token: int) -> None:
+    """What the sampler does with harmony's grammar for one token: rule the next one, then follow the token."""
+    guard = mask.guard
+    if guard.place is not Place.CONTENT:  # in content a native logit bias refuses the specials
+        kept = mask.kept_ids()
+        if kept is not None:
+            buffer.size = cut_candidates(buffer.rows, kept)
+        else:
+            mask.apply(buffer.rows.view(CANDIDATE).reshape(-1)["logit"])
+    guard.advance(token)
 
 
 def bench_guard(encoding: HarmonyEncoding, tokens: list[int] | None = None, passes: int = 5) -> GuardResult:
-    """Run a fresh guard over a whole completion, masking a full vocabulary of logits per token."""
+    """Run a fresh guard over a whole completion, as the sampler drives it."""
     prompt = list(encoding.encode(PROMPT, allowed_special="all"))
     completion = tokens or sample_completion(encoding)
-    ids = np.array([*prompt, *completion], dtype=np.intc)
-    candidates = np.zeros(tk.VOCAB_SIZE, dtype=_CANDIDATE)
-    logits = candidates["logit"]
+    buffer = _Buffer()
     timings = []
     for _ in range(passes):
         mask = StructureMask(StructureGuard(encoding, prompt), len(prompt))
-        started = time.perf_counter()
-        for end in range(len(prompt), len(ids)):
-            mask(ids[:end], logits)
-        timings.append(time.perf_counter() - started)
-    header_tokens, header_seconds = _headers(encoding, prompt, candidates["logit"], passes)
+        total = 0.0
+        for token in completion:
+            buffer.refill()
+            started = time.perf_counter()
+            _step(mask, buffer, token)
+            total += time.perf_counter() - started
+        timings.append(total)
+    header_tokens, header_seconds = _headers(encoding, prompt, buffer, passes)
     return GuardResult(
         len(completion),
         statistics.median(timings) / len(completion) * 1e6,
@@ -70,21 +101,24 @@ def bench_guard(encoding: HarmonyEncoding, tokens: list[int] | None = None, pass
     )
 
 
-def _headers(encoding: HarmonyEncoding, prompt: list[int], logits: np.ndarray, passes: int) -> tuple[int, float]:
+def _headers(encoding: HarmonyEncoding, prompt: list[int], buffer: _Buffer, passes: int) -> tuple[int, float]:
     """Header tokens in a tool-calling completion, and the median time a fresh guard spends on them (warm)."""
-    completion = list(encoding.encode(HEADERS, allowed_special="all"))
-    ids = np.array([*prompt, *completion], dtype=np.intc)
-    StructureMask(StructureGuard(encoding, prompt), len(prompt))(ids, logits)  # the header states' first use
+    completion: NDArray[np.intc] = np.array(encoding.encode(HEADERS, allowed_special="all"), dtype=np.intc)
+    warm = StructureMask(StructureGuard(encoding, prompt), len(prompt))
+    for token in completion:  # the header states' first use
+        buffer.refill()
+        _step(warm, buffer, int(token))
     totals: list[float] = []
     counted = 0
     for _ in range(passes):
-        guard = StructureGuard(encoding, prompt)
-        mask = StructureMask(guard, len(prompt))
+        mask = StructureMask(StructureGuard(encoding, prompt), len(prompt))
         total, counted = 0.0, 0
-        for end in range(len(prompt), len(ids)):
+        for token in completion:
+            buffer.refill()
+            header = mask.guard.place is Place.HEADER
             started = time.perf_counter()
-            mask(ids[:end], logits)
-            if guard.place is Place.HEADER:
+            _step(mask, buffer, int(token))
+            if header:
                 total += time.perf_counter() - started
                 counted += 1
         totals.append(total)

@@ -1,10 +1,16 @@
 """Decode speed of a bare ``Llama.generate`` loop against harmony-chat's full pipeline.
 
-Both run on the same loaded model, the same prompt and the same seeded sampler, so they produce
-the same tokens (unless the bare loop samples a special token where harmony allows none: the
-pipeline samples under harmony's grammar); runs alternate so that machine noise hits both alike.
-The pipeline is what ``ask`` runs: backend, structure guard, decoder, events, and the printer
-writing the answer out.
+Both run on the same loaded model, the same prompt and the same seeded sampler; runs alternate so
+that machine noise hits both alike. Two comparisons:
+
+- a whole turn as ``ask`` runs it (backend, structure guard, decoder, events, the printer writing
+  the answer out), from ``<|start|>assistant``: the model writes its headers too. A header's tokens
+  are sampled from the few candidates harmony's grammar allows, cheaper than the bare loop's full
+  vocabulary, so a model that writes long headers (a random one) makes this figure look better
+  than the pipeline's cost per token is;
+- content only: both start inside a ``final`` message (its header is part of the prompt), so every
+  token is one the bare loop and the pipeline sample alike, and the difference is the pipeline's
+  own cost per token.
 """
 
 from __future__ import annotations
@@ -33,11 +39,21 @@ class DecodeComparison:
     pipeline_tokens_per_s: float
     prompt_tokens: int
     prompt_tokens_per_s: float
+    content_bare_tokens_per_s: float = 0.0
+    content_pipeline_tokens_per_s: float = 0.0
+    """The same inside a final message's content (no header tokens)."""
 
     @property
     def ratio(self) -> float:
-        """Pipeline speed as a fraction of the bare loop's."""
+        """Pipeline speed as a fraction of the bare loop's, over a whole turn."""
         return self.pipeline_tokens_per_s / self.bare_tokens_per_s if self.bare_tokens_per_s else 0.0
+
+    @property
+    def content_ratio(self) -> float:
+        """Pipeline speed as a fraction of the bare loop's, on content tokens only."""
+        if not self.content_bare_tokens_per_s:
+            return 0.0
+        return self.content_pipeline_tokens_per_s / self.content_bare_tokens_per_s
 
 
 def _bare_decode(llm: Any, prompt: list[int], sampling: SamplingParams) -> tuple[float, float]:
@@ -78,27 +94,34 @@ def _pipeline_decode(backend: LlamaCppBackend, session: ChatSession, sampling: S
 
 
 def compare_decode(backend: LlamaCppBackend, tokens: int = 256, runs: int = 3, seed: int = 7) -> DecodeComparison:
-    """Alternate bare and pipeline runs on ``backend`` and return the medians."""
-    session = ChatSession(backend_encoding(backend))
+    """Alternate bare and pipeline runs on ``backend``, whole turns and content only; return the medians."""
+    from harmony_chat.bench.token_costs import FinalAnswer
+
+    encoding = backend_encoding(backend)
+    session = ChatSession(encoding)
     session.add_user(BENCH_PROMPT)
     prompt = session.render(max_new_tokens=tokens).tokens
     sampling = SamplingParams(temperature=1.0, seed=seed, max_tokens=tokens)
-    bare: list[float] = []
-    pipeline: list[float] = []
-    prompt_speeds: list[float] = []
+    speeds: dict[str, list[float]] = {"bare": [], "pipeline": [], "prompt": [], "content bare": [], "content": []}
     _bare_decode(backend.llama, prompt, sampling)  # warm-up
     for _ in range(runs):
         prompt_speed, speed = _bare_decode(backend.llama, prompt, sampling)
-        bare.append(speed)
-        prompt_speeds.append(prompt_speed)
-        pipeline.append(_pipeline_decode(backend, session, sampling))
+        speeds["bare"].append(speed)
+        speeds["prompt"].append(prompt_speed)
+        speeds["pipeline"].append(_pipeline_decode(backend, session, sampling))
+        answer = FinalAnswer(backend, encoding, tokens, False, seed)
+        speeds["content bare"].append(_bare_decode(backend.llama, answer.prompt, answer.sampling)[1])
+        speeds["content"].append(FinalAnswer(backend, encoding, tokens, False, seed).run()[1])
+    median = {name: statistics.median(values) for name, values in speeds.items()}
     return DecodeComparison(
         tokens,
         runs,
-        statistics.median(bare),
-        statistics.median(pipeline),
+        median["bare"],
+        median["pipeline"],
         len(prompt),
-        statistics.median(prompt_speeds),
+        median["prompt"],
+        median["content bare"],
+        median["content"],
     )
 
 

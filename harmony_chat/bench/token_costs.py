@@ -89,7 +89,7 @@ class StructuredComparison:
         return self.structured_tokens_per_s / self.free_tokens_per_s if self.free_tokens_per_s else 0.0
 
 
-class _Answer:
+class FinalAnswer:
     """One final answer through the pipeline: backend, grammar switch, decoder, printer."""
 
     def __init__(self, backend: LlamaCppBackend, encoding: Any, tokens: int, structured: bool, seed: int) -> None:
@@ -155,16 +155,16 @@ def compare_structured(
     """Alternate answers with and without the response format; return the median speeds."""
     free: list[float] = []
     structured: list[float] = []
-    _Answer(backend, encoding, min(tokens, 64), True, seed).run()  # warm-up: the grammar is parsed once
+    FinalAnswer(backend, encoding, min(tokens, 64), True, seed).run()  # warm-up: the grammar is parsed once
     for _ in range(runs):
-        free.append(_Answer(backend, encoding, tokens, False, seed).run()[1])
-        structured.append(_Answer(backend, encoding, tokens, True, seed).run()[1])
+        free.append(FinalAnswer(backend, encoding, tokens, False, seed).run()[1])
+        structured.append(FinalAnswer(backend, encoding, tokens, True, seed).run()[1])
     return StructuredComparison(tokens, runs, statistics.median(free), statistics.median(structured))
 
 
 def token_costs(backend: LlamaCppBackend, encoding: Any, tokens: int, structured: bool, seed: int = 7) -> TokenCosts:
     """One instrumented answer: where each token's time goes."""
-    answer = _Answer(backend, encoding, tokens, structured, seed)
+    answer = FinalAnswer(backend, encoding, tokens, structured, seed)
     costs = backend.sampler_costs = SamplerCosts()
     try:
         count, speed, decoding, dispatching = answer.measured()

@@ -40,12 +40,15 @@ def test_bench_reports_every_figure(capsys: pytest.CaptureFixture[str], tiny_ggu
         "pipeline_decode_tokens_per_s",
         "decoder_us_per_token",
         "pipeline_ratio",
+        "content_bare_decode_tokens_per_s",
+        "content_pipeline_decode_tokens_per_s",
+        "content_pipeline_ratio",
         "structure_guard_us_per_token",
         "structure_guard_header_us_per_token",
     ):
         assert report[key] > 0, key
     assert report["decoder_tokens"] > 10000 and report["prompt_tokens"] > 50
-    assert 0.2 < report["pipeline_ratio"] < 5
+    assert 0.2 < report["pipeline_ratio"] < 5 and 0.2 < report["content_pipeline_ratio"] < 5
     ours, theirs = report["chat_turns"], report["template_chat_turns"]
     assert [turn["turn"] for turn in ours] == [1, 2, 3, 4, 5] and len(theirs) == 5
     assert ours[0]["evaluated"] == ours[0]["prompt_tokens"] > 0
