@@ -14,8 +14,8 @@ import pytest
 from openai_harmony import HarmonyEncoding
 
 from harmony_chat.backends.base import SamplingParams
-from harmony_chat.backends.llama_cpp import LlamaCppBackend
 from harmony_chat.backends.grammar_check import CANDIDATE
+from harmony_chat.backends.llama_cpp import LlamaCppBackend
 from harmony_chat.backends.llama_sampler import GuardedSampler, SamplerCosts, _refused_specials, cut_candidates
 from harmony_chat.generation.turn import TurnOptions, run_turn
 from harmony_chat.harmony import tokens as tk
@@ -130,9 +130,11 @@ def _seeded_turns(backend: LlamaCppBackend, encoding: HarmonyEncoding, **penalti
 def test_a_seed_picks_the_same_tokens_as_one_chain_with_a_python_processor(
     backend: LlamaCppBackend, encoding: HarmonyEncoding, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The native chains keep their random draws in step, and a header's candidates cut down to the words
-    harmony allows pick what the masked full vocabulary picks: the answer is the one llama-cpp-python's own
-    chain gives."""
+    """A seed gives the answer llama-cpp-python's own chain gives.
+
+    The native chains keep their random draws in step, and a header's candidates cut down to the
+    words harmony allows pick what the masked full vocabulary picks.
+    """
     native = _seeded_turns(backend, encoding)
     assert any(token == tk.MESSAGE for turn in native for token in turn)  # headers closed: both paths ran
     monkeypatch.setattr(GuardedSampler, "create", classmethod(lambda cls, *args: None))  # one chain, Python stage
