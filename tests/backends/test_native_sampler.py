@@ -116,11 +116,15 @@ def test_the_native_bias_refuses_every_special_token_but_the_allowed_stops() -> 
     assert all(entry.bias == float("-inf") for entry in _refused_specials(llama_cpp, kept))
 
 
-def _seeded_turns(backend: LlamaCppBackend, encoding: HarmonyEncoding, **penalties: float) -> list[list[int]]:
+def _seeded_turns(
+    backend: LlamaCppBackend, encoding: HarmonyEncoding, frequency: float = 0.0, presence: float = 0.0
+) -> list[list[int]]:
     def turn(seed: int) -> list[int]:
         session = ChatSession(encoding)
         session.add_user("Hello")
-        sampling = SamplingParams(temperature=1.0, seed=seed, max_tokens=120, **penalties)
+        sampling = SamplingParams(
+            temperature=1.0, seed=seed, max_tokens=120, frequency_penalty=frequency, presence_penalty=presence
+        )
         events = run_turn(session, backend, TurnOptions(sampling=sampling, stop_on_final=False))
         return [event.token_id for event in events if isinstance(event, RawToken)]
 
@@ -145,11 +149,10 @@ def test_penalties_count_the_tokens_every_chain_sampled(
     backend: LlamaCppBackend, encoding: HarmonyEncoding, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Frequency and presence penalties see the header's tokens in the content and back: as one chain would."""
-    penalties = {"frequency_penalty": 0.8, "presence_penalty": 1.5}
-    native = _seeded_turns(backend, encoding, **penalties)
+    native = _seeded_turns(backend, encoding, 0.8, 1.5)
     assert native != _seeded_turns(backend, encoding)  # the penalties change what is sampled
     monkeypatch.setattr(GuardedSampler, "create", classmethod(lambda cls, *args: None))
-    assert _seeded_turns(backend, encoding, **penalties) == native
+    assert _seeded_turns(backend, encoding, 0.8, 1.5) == native
 
 
 def test_cut_candidates_keeps_the_named_records_in_order_at_the_front() -> None:
