@@ -19,8 +19,10 @@ from harmony_chat.errors import ModelError
 
 CANDIDATE = np.dtype([("id", np.intc), ("logit", np.single), ("p", np.single)], align=True)
 """llama.cpp's ``llama_token_data``, as numpy sees it."""
-RESAMPLE_TIERS = (256, 4096)
-"""How many of the likeliest candidates the grammar is asked about, in turn, when it refused the token picked."""
+RESAMPLE_TIERS = (128, 4096)
+"""How many of the likeliest candidates the grammar is asked about, in turn, when it refused the token picked
+(llama.cpp finds up to 128 of them by a partial sort, several times faster than the bucket sort it uses
+for more)."""
 OPENING_TOKENS = 32
 """While a grammar has accepted at most this many tokens, a full pass over the vocabulary is kept
 (the grammar's state is a function of the tokens accepted; a schema's opening ``{"key": `` is the
@@ -45,8 +47,8 @@ class GrammarCheck:
             data=ctypes.cast(self._one, llama_cpp.llama_token_data_p), size=1, selected=-1, sorted=False
         )
         self._single_ref = ctypes.byref(self._single)
-        self._top: Any = None
-        self._tier: Any = None
+        self._tops: dict[int, Any] = {}
+        """llama.cpp's top-k sampler for each of :data:`RESAMPLE_TIERS`."""
         self._accepted: list[int] = []
         """The tokens accepted since the grammar's start (while they are few)."""
         self._opening: dict[tuple[int, ...], NDArray[np.intp]] = {}
@@ -95,28 +97,22 @@ class GrammarCheck:
         api = self._api
         array = cur_p.contents
         size = int(array.size)
-        if self._top is None:
-            self._top = api.llama_sampler_init_top_k(RESAMPLE_TIERS[-1])
-            self._tier = api.llama_token_data_array(data=array.data, size=0, selected=-1, sorted=False)
         if self._saved is None or len(self._saved) != size:
             self._saved = np.empty(size, dtype=CANDIDATE)
         address = ctypes.cast(array.data, ctypes.c_void_p).value or 0
         ctypes.memmove(self._saved.ctypes.data, address, size * CANDIDATE.itemsize)
-        api.llama_sampler_apply(self._top, cur_p)  # the likeliest first, sorted
-        asked = 0
         for tier in RESAMPLE_TIERS:
-            self._tier.data = ctypes.cast(address + asked * CANDIDATE.itemsize, api.llama_token_data_p)
-            self._tier.size = tier - asked
-            api.llama_sampler_apply(self.sampler, ctypes.byref(self._tier))
-            asked = tier
-            if np.isfinite(candidates["logit"][:tier]).any():
-                array.size = tier
+            if tier != RESAMPLE_TIERS[0]:  # a wider tier: its likeliest from the whole buffer again
+                self._restore(array, address, size)
+            top = self._tops.get(tier)
+            if top is None:
+                top = self._tops[tier] = api.llama_sampler_init_top_k(tier)
+            api.llama_sampler_apply(top, cur_p)  # the likeliest first, sorted; the buffer shrinks to them
+            api.llama_sampler_apply(self.sampler, cur_p)
+            if np.isfinite(candidates["logit"][: array.size]).any():
                 array.sorted = False  # the grammar's -inf break the order
                 return
-        ctypes.memmove(address, self._saved.ctypes.data, size * CANDIDATE.itemsize)
-        array.size = size
-        array.sorted = False
-        array.selected = -1
+        self._restore(array, address, size)
         opening = tuple(self._accepted) if len(self._accepted) <= OPENING_TOKENS else None
         allowed = self._opening.get(opening) if opening is not None else None
         if allowed is None:
@@ -129,11 +125,19 @@ class GrammarCheck:
         logits[:] = -np.inf
         logits[allowed] = kept
 
+    def _restore(self, array: Any, address: int, size: int) -> None:
+        """Put the full candidate buffer back as it was handed over (token-id order)."""
+        assert self._saved is not None
+        ctypes.memmove(address, self._saved.ctypes.data, size * CANDIDATE.itemsize)
+        array.size = size
+        array.sorted = False
+        array.selected = -1
+
     def close(self) -> None:
         """Free the llama.cpp samplers."""
         if self.sampler:
             self._api.llama_sampler_free(self.sampler)
             self.sampler = None
-        if self._top is not None:
-            self._api.llama_sampler_free(self._top)
-            self._top = None
+        for top in self._tops.values():
+            self._api.llama_sampler_free(top)
+        self._tops.clear()
