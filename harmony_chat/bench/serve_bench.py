@@ -145,6 +145,8 @@ class SideFigures:
     """Mean tokens a stream generated (the answers' length)."""
     prompt_tokens: int | None = None
     """Tokens of the first stream's prompt, as the side reports it (None: not reported)."""
+    first_error: str | None = None
+    """What the first stream that failed reported (None: none failed)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -219,6 +221,7 @@ def summarize(rounds: Sequence[RoundResult], prompt_tokens: int | None = None) -
         errors=sum(1 for stream in streams if stream.error is not None),
         tokens_per_stream=statistics.fmean(stream.tokens for stream in streams) if streams else 0.0,
         prompt_tokens=prompt_tokens,
+        first_error=next((stream.error for stream in streams if stream.error is not None), None),
     )
 
 
@@ -492,7 +495,14 @@ def print_serve_report(report: ServeBenchReport, out: IO[str], as_json: bool) ->
         f"medians of {report.runs} rounds per side, alternating (rounds: the slowest and fastest); "
         "first token: the first after the header"
     )
-    Console(file=out, width=120).print(table)
+    console = Console(file=out, width=120)
+    console.print(table)
+    for level in report.levels:
+        named: list[tuple[str, SideFigures | None]] = [("engine", level.engine), ("serve", level.serve)]
+        for name, figures in named:
+            if figures is not None and figures.first_error is not None:
+                line = f"{level.concurrency} streams, {name}: {figures.errors} failed; the first: {figures.first_error}"
+                console.print(Text(visible(line)))  # what a server said: text, never markup
 
 
 def bench_serve(

@@ -75,3 +75,19 @@ def test_the_table_shows_what_the_servers_named_as_text() -> None:
     text = out.getvalue()
     assert not re.search(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]", text)
     assert "[bold]gpt␛]0;owned␇�2J" in text and "96.0%" in text
+
+
+def test_a_failed_stream_is_named_under_the_table_with_what_it_reported_as_text() -> None:
+    serve = summarize([RoundResult((StreamResult(96, 0.02, 1.0),))])
+    engine = summarize(
+        [RoundResult((StreamResult(100, 0.01, 1.0), StreamResult(3, 0.01, 0.2, "HTTP 503: [red]busy\x1b[2J")))]
+    )
+    report = ServeBenchReport(
+        "http://127.0.0.1:8000", "m", "llama-server", "h", 256, 1, (LevelResult(2, serve, engine),)
+    )
+    out = io.StringIO()
+    print_serve_report(report, out, as_json=False)
+    text = out.getvalue()
+    assert "2 streams, engine: 1 failed; the first: HTTP 503: [red]busy␛[2J" in text
+    assert "serve: " not in text.split("the first:")[0].splitlines()[-1]  # serve had no failure to name
+    assert engine.first_error == "HTTP 503: [red]busy\x1b[2J" and serve.first_error is None
