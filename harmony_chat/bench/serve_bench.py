@@ -499,9 +499,9 @@ def print_serve_report(report: ServeBenchReport, out: IO[str], as_json: bool) ->
     console.print(table)
     for level in report.levels:
         named: list[tuple[str, SideFigures | None]] = [("engine", level.engine), ("serve", level.serve)]
-        for name, figures in named:
-            if figures is not None and figures.first_error is not None:
-                line = f"{level.concurrency} streams, {name}: {figures.errors} failed; the first: {figures.first_error}"
+        for name, failed in named:
+            if failed is not None and failed.first_error is not None:
+                line = f"{level.concurrency} streams, {name}: {failed.errors} failed; the first: {failed.first_error}"
                 console.print(Text(visible(line)))  # what a server said: text, never markup
 
 
