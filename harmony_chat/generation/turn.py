@@ -105,8 +105,9 @@ def token_batches(
     many ordinary tokens as arrive in :data:`BATCH_S` at the current pace, so it never holds a
     token back longer than that (and a slow model's tokens go out one by one); a special token
     closes its group at once, because harmony's structure turns on it (a message's header ends,
-    a grammar switches on, the turn stops). Tokens already generated when the stream fails come
-    out before the error.
+    a grammar switches on, the turn stops), and the token after it goes out alone too, like the
+    turn's first: a message's first text is never held back. Tokens already generated when the
+    stream fails come out before the error.
     """
     pending: list[int] = []
     interval = BATCH_S
@@ -120,8 +121,9 @@ def token_batches(
                 interval += (now - last - interval) / 4
             last = now
             pending.append(token)
-            if first or token >= tk.FIRST_SPECIAL or len(pending) >= MAX_BATCH or len(pending) * interval >= BATCH_S:
-                first = False
+            special = token >= tk.FIRST_SPECIAL
+            if first or special or len(pending) >= MAX_BATCH or len(pending) * interval >= BATCH_S:
+                first = special  # the next token opens a header's words or a message's text: it goes alone
                 yield pending
                 pending = []
     except Exception:

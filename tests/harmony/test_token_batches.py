@@ -38,6 +38,16 @@ def test_a_fast_stream_is_grouped_and_a_special_token_closes_its_group_at_once()
     assert [tk.END] in [batch[-1:] for batch in batches] and [tk.START] in batches
 
 
+def test_the_token_after_a_special_one_goes_out_alone() -> None:
+    """A message's first text (after ``<|message|>``) is never held back for the tokens after it."""
+    clock = Clock(0.001)
+    tokens = [*range(100, 140), tk.MESSAGE, *range(200, 240)]
+    batches = list(token_batches(_arriving(tokens, clock), clock))
+    after = next(index for index, batch in enumerate(batches) if batch[-1] == tk.MESSAGE)
+    assert batches[after + 1] == [200]
+    assert max(len(batch) for batch in batches[after + 2 :]) > 8  # the rest is grouped again
+
+
 def test_a_group_never_holds_tokens_longer_than_the_batch_time() -> None:
     clock = Clock(0.001)
     for batch in token_batches(_arriving(list(range(500)), clock), clock):
