@@ -135,10 +135,11 @@ def test_serve_url_response_format_is_valid_json_of_the_schema(serve_url: Any) -
 
 
 def test_serve_url_forces_a_named_call_and_a_required_one(serve_url: Any) -> None:
+    """Both tools' arguments are bounded (the pocket model's unbounded strings can run to the token limit)."""
     person = {"type": "function", "function": {"name": "record_person", "parameters": PERSON}}
     note = {
         "type": "function",
-        "function": {"name": "take_note", "parameters": {"type": "object", "properties": {"text": {"type": "string"}}}},
+        "function": {"name": "take_note", "parameters": {"type": "object", "properties": {"text": {"type": "string", "maxLength": 40}}}},
     }
     named = {"type": "function", "function": {"name": "record_person"}}
     for choice in (named, "required"):
@@ -148,6 +149,7 @@ def test_serve_url_forces_a_named_call_and_a_required_one(serve_url: Any) -> Non
             tools=[person, note],
             tool_choice=choice,
             max_tokens=400,
+            seed=0,
         )
         answer = completion.choices[0]
         assert answer.finish_reason == "tool_calls", answer.message
