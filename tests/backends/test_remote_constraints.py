@@ -139,7 +139,10 @@ def test_serve_url_forces_a_named_call_and_a_required_one(serve_url: Any) -> Non
     person = {"type": "function", "function": {"name": "record_person", "parameters": PERSON}}
     note = {
         "type": "function",
-        "function": {"name": "take_note", "parameters": {"type": "object", "properties": {"text": {"type": "string", "maxLength": 40}}}},
+        "function": {
+            "name": "take_note",
+            "parameters": {"type": "object", "properties": {"text": {"type": "string", "maxLength": 40}}},
+        },
     }
     named = {"type": "function", "function": {"name": "record_person"}}
     for choice in (named, "required"):
