@@ -19,7 +19,7 @@ from harmony_chat.errors import ModelError
 
 CANDIDATE = np.dtype([("id", np.intc), ("logit", np.single), ("p", np.single)], align=True)
 """llama.cpp's ``llama_token_data``, as numpy sees it."""
-RESAMPLE_TIERS = (128, 4096)
+RESAMPLE_TIERS = (128, 4096, 32768)
 """How many of the likeliest candidates the grammar is asked about, in turn, when it refused the token picked
 (llama.cpp finds up to 128 of them by a partial sort, several times faster than the bucket sort it uses
 for more)."""

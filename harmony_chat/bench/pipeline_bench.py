@@ -23,6 +23,7 @@ from typing import Any
 
 from harmony_chat.backends.base import SamplingParams
 from harmony_chat.backends.llama_cpp import LlamaCppBackend
+from harmony_chat.bench.pairs import paired_ratio
 from harmony_chat.generation.turn import TurnOptions, TurnStats, run_turn
 from harmony_chat.harmony.session import ChatSession
 
@@ -31,7 +32,11 @@ BENCH_PROMPT = "Write a long, detailed essay about the history of computing, wit
 
 @dataclass(frozen=True, slots=True)
 class DecodeComparison:
-    """Medians over the runs, in tokens per second, and the pipeline/bare ratio."""
+    """Medians over the runs, in tokens per second, and the pipeline/bare ratios.
+
+    A ratio is the median of each pair's (a bare run and the pipeline's right beside it, in
+    alternating order): the machine's speed drifts between pairs more than within one.
+    """
 
     tokens: int
     runs: int
@@ -39,21 +44,12 @@ class DecodeComparison:
     pipeline_tokens_per_s: float
     prompt_tokens: int
     prompt_tokens_per_s: float
+    ratio: float
+    """Pipeline speed as a fraction of the bare loop's, over a whole turn."""
     content_bare_tokens_per_s: float = 0.0
     content_pipeline_tokens_per_s: float = 0.0
     """The same inside a final message's content (no header tokens)."""
-
-    @property
-    def ratio(self) -> float:
-        """Pipeline speed as a fraction of the bare loop's, over a whole turn."""
-        return self.pipeline_tokens_per_s / self.bare_tokens_per_s if self.bare_tokens_per_s else 0.0
-
-    @property
-    def content_ratio(self) -> float:
-        """Pipeline speed as a fraction of the bare loop's, on content tokens only."""
-        if not self.content_bare_tokens_per_s:
-            return 0.0
-        return self.content_pipeline_tokens_per_s / self.content_bare_tokens_per_s
+    content_ratio: float = 0.0
 
 
 def _bare_decode(llm: Any, prompt: list[int], sampling: SamplingParams) -> tuple[float, float]:
@@ -103,15 +99,27 @@ def compare_decode(backend: LlamaCppBackend, tokens: int = 256, runs: int = 3, s
     prompt = session.render(max_new_tokens=tokens).tokens
     sampling = SamplingParams(temperature=1.0, seed=seed, max_tokens=tokens)
     speeds: dict[str, list[float]] = {"bare": [], "pipeline": [], "prompt": [], "content bare": [], "content": []}
-    _bare_decode(backend.llama, prompt, sampling)  # warm-up
-    for _ in range(runs):
+    content = FinalAnswer(backend, encoding, tokens, False, seed)
+
+    def bare() -> None:
         prompt_speed, speed = _bare_decode(backend.llama, prompt, sampling)
         speeds["bare"].append(speed)
         speeds["prompt"].append(prompt_speed)
+
+    def content_bare() -> None:
+        speeds["content bare"].append(_bare_decode(backend.llama, content.prompt, content.sampling)[1])
+
+    def pipeline() -> None:
         speeds["pipeline"].append(_pipeline_decode(backend, session, sampling))
-        answer = FinalAnswer(backend, encoding, tokens, False, seed)
-        speeds["content bare"].append(_bare_decode(backend.llama, answer.prompt, answer.sampling)[1])
+
+    def content_pipeline() -> None:
         speeds["content"].append(FinalAnswer(backend, encoding, tokens, False, seed).run()[1])
+
+    _bare_decode(backend.llama, prompt, sampling)  # warm-up
+    for number in range(runs):  # each pair in turn, its two runs in alternating order
+        for first, second in ((bare, pipeline), (content_bare, content_pipeline)):
+            for run in (first, second) if number % 2 == 0 else (second, first):
+                run()
     median = {name: statistics.median(values) for name, values in speeds.items()}
     return DecodeComparison(
         tokens,
@@ -120,8 +128,10 @@ def compare_decode(backend: LlamaCppBackend, tokens: int = 256, runs: int = 3, s
         median["pipeline"],
         len(prompt),
         median["prompt"],
+        paired_ratio(speeds["pipeline"], speeds["bare"]),
         median["content bare"],
         median["content"],
+        paired_ratio(speeds["content"], speeds["content bare"]),
     )
 
 

@@ -174,6 +174,7 @@ def print_report(report: BenchReport, out: IO[str], as_json: bool) -> None:
     table.add_row("content, bare", f"{data['content_bare_decode_tokens_per_s']} tok/s", "inside a final message")
     table.add_row("content, pipeline", f"{data['content_pipeline_decode_tokens_per_s']} tok/s", "the same, no header")
     table.add_row("content, pipeline / bare", f"{data['content_pipeline_ratio']:.1%}", "target >= 98%")
+    table.caption = f"tok/s: medians of {report.settings.runs} runs; ratios: the median of the pairs' (side by side)"
     table.add_row("decoder cost", f"{data['decoder_us_per_token']} µs/token", "target < 20 µs")
     table.add_row(
         "harmony's grammar, every token",
@@ -257,7 +258,7 @@ def _print_token_costs(console: Any, report: BenchReport) -> None:
     console.print(
         f"{structured.tokens}-token answer under a response format: {structured.structured_tokens_per_s:.1f} tok/s "
         f"against {structured.free_tokens_per_s:.1f} without, {structured.ratio:.1%} (target >= 95%, "
-        f"medians of {structured.runs} alternating runs)"
+        f"the median of {structured.runs} pairs of runs)"
     )
 
 

@@ -37,6 +37,7 @@ import httpx
 from harmony_chat.backends.base import SamplingParams
 from harmony_chat.backends.remote.engine import RemoteBackend, StreamState
 from harmony_chat.backends.remote.transport import parse_body
+from harmony_chat.bench.pairs import paired_ratio
 from harmony_chat.errors import EngineError, HarmonyChatError
 from harmony_chat.harmony import tokens as tk
 from harmony_chat.server import SERVE_API_KEY_ENV
@@ -147,6 +148,8 @@ class SideFigures:
     """Tokens of the first stream's prompt, as the side reports it (None: not reported)."""
     first_error: str | None = None
     """What the first stream that failed reported (None: none failed)."""
+    rounds_tokens_per_s: tuple[float, ...] = ()
+    """Each round's aggregate tokens per second, in the order they ran."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,9 +163,17 @@ class LevelResult:
 
     @property
     def ratio(self) -> float | None:
-        """``serve``'s aggregate tokens/s as a fraction of the engine's (None without the engine)."""
+        """``serve``'s aggregate tokens/s as a fraction of the engine's (None without the engine).
+
+        The median of each round's ratio to the engine's round beside it (the two run one after the
+        other, so the machine's drift between rounds cancels); the medians' ratio when the rounds do
+        not pair up.
+        """
         if self.engine is None or not self.engine.tokens_per_s:
             return None
+        serve, engine = self.serve.rounds_tokens_per_s, self.engine.rounds_tokens_per_s
+        if serve and len(serve) == len(engine):
+            return paired_ratio(serve, engine)
         return self.serve.tokens_per_s / self.engine.tokens_per_s
 
 
@@ -222,6 +233,7 @@ def summarize(rounds: Sequence[RoundResult], prompt_tokens: int | None = None) -
         tokens_per_stream=statistics.fmean(stream.tokens for stream in streams) if streams else 0.0,
         prompt_tokens=prompt_tokens,
         first_error=next((stream.error for stream in streams if stream.error is not None), None),
+        rounds_tokens_per_s=tuple(result.tokens_per_s for result in rounds),
     )
 
 
@@ -492,8 +504,8 @@ def print_serve_report(report: ServeBenchReport, out: IO[str], as_json: bool) ->
                 str(figures.errors),
             )
     table.caption = (
-        f"medians of {report.runs} rounds per side, alternating (rounds: the slowest and fastest); "
-        "first token: the first after the header"
+        f"medians of {report.runs} rounds per side, alternating (rounds: the slowest and fastest); serve / engine: "
+        "the median of each round's ratio to the engine's round beside it; first token: the first after the header"
     )
     console = Console(file=out, width=120)
     console.print(table)

@@ -6,8 +6,9 @@ response format, the answer is written under the JSON grammar of the user's groc
 (an array of at least 400 strings), which a model cannot finish within the benchmark's lengths,
 so both answers run to the same length. Two figures come out:
 
-- :func:`compare_structured`: decode speed with the schema against without it, alternating
-  runs of the same length (nothing is instrumented there).
+- :func:`compare_structured`: decode speed with the schema against without it, pairs of runs of
+  the same length in alternating order, the ratio the median of the pairs' (nothing is
+  instrumented there).
 - :func:`token_costs`: one instrumented run per length and format, split into the structure guard
   (following each token, and the masks of header tokens), the JSON guard (asking the grammar about
   each token, and sampling again the tokens it refuses), the decoder, the event dispatch (the
@@ -27,6 +28,7 @@ from typing import Any
 from harmony_chat.backends.base import SamplingParams
 from harmony_chat.backends.llama_cpp import LlamaCppBackend
 from harmony_chat.backends.llama_sampler import SamplerCosts
+from harmony_chat.bench.pairs import paired_ratio
 from harmony_chat.generation.constrained import ConstrainedStream
 from harmony_chat.generation.turn import token_batches
 from harmony_chat.harmony import tokens as tk
@@ -82,11 +84,8 @@ class StructuredComparison:
     runs: int
     free_tokens_per_s: float
     structured_tokens_per_s: float
-
-    @property
-    def ratio(self) -> float:
-        """Structured speed as a fraction of the unstructured one."""
-        return self.structured_tokens_per_s / self.free_tokens_per_s if self.free_tokens_per_s else 0.0
+    ratio: float
+    """Structured speed as a fraction of the unstructured one: the median of each pair's."""
 
 
 class FinalAnswer:
@@ -153,13 +152,18 @@ def compare_structured(
     backend: LlamaCppBackend, encoding: Any, tokens: int = 4096, runs: int = 3, seed: int = 7
 ) -> StructuredComparison:
     """Alternate answers with and without the response format; return the median speeds."""
-    free: list[float] = []
-    structured: list[float] = []
+    speeds: dict[bool, list[float]] = {False: [], True: []}
     FinalAnswer(backend, encoding, min(tokens, 64), True, seed).run()  # warm-up: the grammar is parsed once
-    for _ in range(runs):
-        free.append(FinalAnswer(backend, encoding, tokens, False, seed).run()[1])
-        structured.append(FinalAnswer(backend, encoding, tokens, True, seed).run()[1])
-    return StructuredComparison(tokens, runs, statistics.median(free), statistics.median(structured))
+    for number in range(runs):
+        for structured in (False, True) if number % 2 == 0 else (True, False):
+            speeds[structured].append(FinalAnswer(backend, encoding, tokens, structured, seed).run()[1])
+    return StructuredComparison(
+        tokens,
+        runs,
+        statistics.median(speeds[False]),
+        statistics.median(speeds[True]),
+        paired_ratio(speeds[True], speeds[False]),
+    )
 
 
 def token_costs(backend: LlamaCppBackend, encoding: Any, tokens: int, structured: bool, seed: int = 7) -> TokenCosts:

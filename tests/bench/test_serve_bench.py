@@ -91,3 +91,13 @@ def test_a_failed_stream_is_named_under_the_table_with_what_it_reported_as_text(
     assert "2 streams, engine: 1 failed; the first: HTTP 503: [red]busy␛[2J" in text
     assert "serve: " not in text.split("the first:")[0].splitlines()[-1]  # serve had no failure to name
     assert engine.first_error == "HTTP 503: [red]busy\x1b[2J" and serve.first_error is None
+
+
+def test_the_ratio_is_the_median_of_each_rounds_ratio_to_the_engines_round_beside_it() -> None:
+    """The machine sped up after the first round: pair by pair serve keeps 96 %; the medians' ratio says 50 %."""
+    serve = summarize([RoundResult((StreamResult(n, 0.01, 1.0),)) for n in (96, 192, 100)])
+    engine = summarize([RoundResult((StreamResult(n, 0.01, 1.0),)) for n in (100, 200, 210)])
+    assert LevelResult(1, serve, engine).ratio == pytest.approx(0.96)
+    assert serve.tokens_per_s / engine.tokens_per_s == pytest.approx(0.5)
+    uneven = LevelResult(1, serve, summarize([RoundResult((StreamResult(200, 0.01, 1.0),))]))
+    assert uneven.ratio == pytest.approx(0.5)  # rounds that do not pair up: the medians' ratio (100 / 200)
