@@ -8,7 +8,8 @@ special tokens may come, which a native logit-bias sampler at the head of a llam
 chain applies (:class:`GuardedSampler` keeps one such chain per set of allowed stops). Only a
 header's tokens, where the words are held to harmony's grammar too, go through
 :class:`HarmonyStage`, a Python first stage working on a numpy view of the chain's own
-candidate buffer (its address never changes). The backend tells the
+candidate buffer (its address never changes): it cuts the buffer down to the tokens the grammar
+allows, so the rest of the chain samples from those few. The backend tells the
 :class:`~harmony_chat.harmony.structure.StructureGuard` each token as it yields it, so nothing
 walks token ids inside the sampler.
 
