@@ -228,18 +228,26 @@ class HarmonyStage:
         """
         started = _clock() if self.costs is not None else 0.0
         candidates = self.candidates(cur_p)
-        logits = candidates["logit"]
-        kept = None if self.narrowing else self._kept_ids()
-        if kept is None:
-            self.process(None, logits)
-        else:
-            self._run_extra(logits)
-            assert self._view is not None
-            cur_p.contents.size = cut_candidates(self._view[3], kept)
+        assert self._view is not None
+        cur_p.contents.size = self.rule(candidates, self._view[3])
         if self.narrowing and self.grammar is not None:
             self.grammar.narrow(cur_p, candidates)
         elif self.costs is not None:
             self.costs.stage_s += _clock() - started
+
+    def rule(self, candidates: NDArray[np.void], rows: NDArray[np.uint32]) -> int:
+        """Rule a full candidate buffer (records, and the same as rows of words); return how many stay in front.
+
+        The extra processor runs first, then either the buffer is cut down to the tokens harmony's
+        grammar names, or the refused ones are masked in place (all stay).
+        """
+        logits = candidates["logit"]
+        kept = None if self.narrowing else self._kept_ids()
+        if kept is None:
+            self.process(None, logits)
+            return len(candidates)
+        self._run_extra(logits)
+        return cut_candidates(rows, kept)
 
     def _kept_ids(self) -> NDArray[np.intp] | None:
         """The only ids harmony's grammar lets come next, where it names them (None: mask instead)."""

@@ -20,7 +20,7 @@ from numpy.typing import NDArray
 from openai_harmony import HarmonyEncoding
 
 from harmony_chat.backends.grammar_check import CANDIDATE
-from harmony_chat.backends.llama_sampler import StructureMask, cut_candidates
+from harmony_chat.backends.llama_sampler import HarmonyStage, StructureMask
 from harmony_chat.bench.decoder_bench import sample_completion
 from harmony_chat.harmony import tokens as tk
 from harmony_chat.harmony.structure import Place, StructureGuard
@@ -56,6 +56,7 @@ class _Buffer:
         fresh["id"] = np.arange(tk.VOCAB_SIZE)
         self._fresh = fresh.view(np.uint32).reshape(tk.VOCAB_SIZE, -1)
         self.rows = self._fresh.copy()
+        self.records = self.rows.view(CANDIDATE).reshape(-1)
         self.size = tk.VOCAB_SIZE
 
     def refill(self) -> None:
@@ -64,16 +65,16 @@ class _Buffer:
             self.size = tk.VOCAB_SIZE
 
 
-def _step(mask: StructureMask, buffer: _Buffer, token: int) -> None:
+def _step(stage: HarmonyStage, buffer: _Buffer, token: int) -> None:
     """What the sampler does with harmony's grammar for one token: rule the next one, then follow the token."""
-    guard = mask.guard
-    if guard.place is not Place.CONTENT:  # in content a native logit bias refuses the specials
-        kept = mask.kept_ids()
-        if kept is not None:
-            buffer.size = cut_candidates(buffer.rows, kept)
-        else:
-            mask.apply(buffer.rows.view(CANDIDATE).reshape(-1)["logit"])
-    guard.advance(token)
+    if stage.content_stops() is None:  # else a native logit bias refuses the specials
+        buffer.size = stage.rule(buffer.records, buffer.rows)
+    stage.follow(token)
+
+
+def _stage(encoding: HarmonyEncoding, prompt: list[int]) -> HarmonyStage:
+    """The sampler's stage for harmony's grammar alone (no JSON grammar, no extra processor)."""
+    return HarmonyStage(StructureMask(StructureGuard(encoding, prompt), len(prompt)), None, frozenset())
 
 
 def bench_guard(encoding: HarmonyEncoding, tokens: list[int] | None = None, passes: int = 5) -> GuardResult:
@@ -83,12 +84,12 @@ def bench_guard(encoding: HarmonyEncoding, tokens: list[int] | None = None, pass
     buffer = _Buffer()
     timings = []
     for _ in range(passes):
-        mask = StructureMask(StructureGuard(encoding, prompt), len(prompt))
+        stage = _stage(encoding, prompt)
         total = 0.0
         for token in completion:
             buffer.refill()
             started = time.perf_counter()
-            _step(mask, buffer, token)
+            _step(stage, buffer, token)
             total += time.perf_counter() - started
         timings.append(total)
     header_tokens, header_seconds = _headers(encoding, prompt, buffer, passes)
@@ -104,20 +105,22 @@ def bench_guard(encoding: HarmonyEncoding, tokens: list[int] | None = None, pass
 def _headers(encoding: HarmonyEncoding, prompt: list[int], buffer: _Buffer, passes: int) -> tuple[int, float]:
     """Header tokens in a tool-calling completion, and the median time a fresh guard spends on them (warm)."""
     completion: NDArray[np.intc] = np.array(encoding.encode(HEADERS, allowed_special="all"), dtype=np.intc)
-    warm = StructureMask(StructureGuard(encoding, prompt), len(prompt))
+    warm = _stage(encoding, prompt)
     for token in completion:  # the header states' first use
         buffer.refill()
         _step(warm, buffer, int(token))
     totals: list[float] = []
     counted = 0
     for _ in range(passes):
-        mask = StructureMask(StructureGuard(encoding, prompt), len(prompt))
+        stage = _stage(encoding, prompt)
+        assert stage.mask is not None
+        guard = stage.mask.guard
         total, counted = 0.0, 0
         for token in completion:
             buffer.refill()
-            header = mask.guard.place is Place.HEADER
+            header = guard.place is Place.HEADER
             started = time.perf_counter()
-            _step(mask, buffer, int(token))
+            _step(stage, buffer, int(token))
             if header:
                 total += time.perf_counter() - started
                 counted += 1
