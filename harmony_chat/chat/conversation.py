@@ -221,7 +221,8 @@ class ChatConversation:
         stats: TurnStats | None = None
         failed: str | None = None
         try:
-            events = run_turn(self.session, watch.model if watch else self.backend, options, should_stop)
+            model = watch.model if watch else self.backend
+            events = run_turn(self.session, model, options, should_stop, background=watch is None)  # a watch pauses it
             for event in watch.interleave(events) if watch else events:
                 if recorder is not None:
                     try:

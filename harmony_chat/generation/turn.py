@@ -6,6 +6,7 @@ which only ever sees :mod:`~harmony_chat.harmony.events` and a closing :class:`T
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
@@ -177,6 +178,8 @@ def run_turn(
     backend: ModelBackend,
     options: TurnOptions | None = None,
     should_stop: Callable[[], bool] = lambda: False,
+    *,
+    background: bool = True,
 ) -> Iterator[TurnEvent]:
     """Generate one assistant turn and record it in ``session``.
 
@@ -184,10 +187,16 @@ def run_turn(
     :class:`TurnStats`. Whatever was generated is recorded, also when the turn was cancelled or
     the backend failed (the error is then re-raised after the stats).
 
+    With ``background`` the tokens are generated on a thread of their own while the events of
+    the ones before are decoded and handled
+    (:func:`~harmony_chat.generation.producer.batches_in_background`); a caller that uses the
+    backend between two tokens of the turn (a reasoning summary pausing it) passes False.
+
     Raises:
         harmony_chat.errors.ContextOverflowError: when the prompt cannot fit the context.
     """
     from harmony_chat.generation.constrained import ConstrainedStream
+    from harmony_chat.generation.producer import batches_in_background
     from harmony_chat.harmony.decoder import StreamDecoder
     from harmony_chat.harmony.session import TurnRecord
 
@@ -207,19 +216,20 @@ def run_turn(
     recoveries = 0
     generated = 0
     failure: Exception | None = None
+    stopping = threading.Event()
     stream = ConstrainedStream(
         backend,
         prompt.tokens,
         sampling,
         tk.GENERATION_STOPS,
-        should_stop,
+        (lambda: stopping.is_set() or should_stop()) if background else should_stop,
         options.tool_schemas,
         options.final_schema,
         required_calls(options.tool_choice, session.function_names),
         session.encoding,
     )
     tokens = iter(stream)
-    batches = token_batches(tokens)
+    batches = batches_in_background(tokens, stopping) if background else token_batches(tokens)
     try:
         for batch in batches:
             for token in batch:

@@ -128,7 +128,7 @@ class TurnRun:
         if self.summarizer is None:
             return run_turn(self.session, self.backend, self.options, stop)
         watch = self.summarizer.watch(self.backend, self.options.sampling, stop)
-        return watch.interleave(run_turn(self.session, watch.model, self.options, stop))
+        return watch.interleave(run_turn(self.session, watch.model, self.options, stop, background=False))  # it pauses
 
     async def events(self) -> AsyncIterator[ServedEvent]:
         """Start the turn and yield its events one by one as they come (see :meth:`batches`).
