@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 from harmony_chat.chat.events import ReasoningSummary, SummaryStarted
 from harmony_chat.errors import ContextOverflowError
 from harmony_chat.generation.turn import TurnEvent, TurnOptions, run_turn
-from harmony_chat.harmony.events import ContentDelta, RawToken
+from harmony_chat.harmony.events import ContentDelta, MessageStarted, RawToken
 from harmony_chat.server.errors import ApiError
 
 if TYPE_CHECKING:
@@ -146,10 +146,12 @@ class TurnRun:
 
         Until the turn's first text, each batch goes as soon as it comes (the time to the first
         token is never held back); after it, at most one batch per :data:`FLUSH_S`, and the last
-        one as soon as the turn ends. A fast model's tokens thus cost one wake-up, one encoding
-        and one write per batch instead of per token (the CPU they save is the engine's, on a
-        machine that runs both); a slow one's go out one by one, as they come. The worker thread
-        wakes the event loop only when a batch starts.
+        one as soon as the turn ends. A new message's start and its first text are never held
+        either (the answer's first words after the reasoning go out as they come). A fast
+        model's tokens thus cost one wake-up, one encoding and one write per batch instead of
+        per token (the CPU they save is the engine's, on a machine that runs both); a slow one's
+        go out one by one, as they come. The worker thread wakes the event loop only when a batch
+        starts.
 
         Raises:
             ApiError: 400 when the prompt does not fit the context; 500 when the turn fails
@@ -158,6 +160,8 @@ class TurnRun:
         loop = asyncio.get_running_loop()
         arrived = asyncio.Event()
         finished = asyncio.Event()
+        urgent = asyncio.Event()
+        """Set when the turn ends or a message starts: what is pending goes at once."""
         pending: list[ServedEvent | _Ended] = []
         lock = threading.Lock()
 
@@ -170,6 +174,8 @@ class TurnRun:
                     loop.call_soon_threadsafe(arrived.set)
                 if isinstance(item, _Ended):
                     loop.call_soon_threadsafe(finished.set)
+                if isinstance(item, _Ended | MessageStarted):
+                    loop.call_soon_threadsafe(urgent.set)
             except RuntimeError:  # the loop is gone (server shutting down): nobody is listening
                 self._stop.set()
 
@@ -201,11 +207,12 @@ class TurnRun:
                 hold = text_sent_at + FLUSH_S - loop.time()
                 if hold > 0:
                     with contextlib.suppress(TimeoutError):
-                        await asyncio.wait_for(finished.wait(), hold)  # the end cuts the wait short
+                        await asyncio.wait_for(urgent.wait(), hold)  # the end or a new message cuts it short
             with lock:
                 items = pending[:]
                 pending.clear()
                 arrived.clear()
+            urgent.clear()
             batch: list[ServedEvent] = []
             for item in items:
                 if isinstance(item, _Ended):
@@ -217,7 +224,11 @@ class TurnRun:
                 batch.append(item)
             if batch:
                 started = True
-                if text_sent_at is not None or any(isinstance(event, ContentDelta) for event in batch):
+                opened = [index for index, event in enumerate(batch) if isinstance(event, MessageStarted)]
+                text = any(isinstance(event, ContentDelta) for event in batch[opened[-1] + 1 if opened else 0 :])
+                if opened and not text:
+                    text_sent_at = None  # a new message: its first text goes at once too
+                elif text_sent_at is not None or text:
                     text_sent_at = loop.time()
                 yield batch
 
