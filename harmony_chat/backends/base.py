@@ -137,6 +137,9 @@ class ModelBackend(ABC):
     """Whether ``generate`` honours ``SamplingParams.json_schema`` (grammar-constrained tool arguments)."""
     guards_structure: bool = False
     """Whether ``generate`` honours ``SamplingParams.harmony_structure``."""
+    native_generation: bool = False
+    """Whether ``generate`` spends most of each token in native code that releases the GIL (llama.cpp in
+    process): a turn then generates on a thread of its own while the caller decodes the tokens before."""
     supports_penalties: bool = False
     """Whether ``generate`` honours ``SamplingParams.frequency_penalty`` and ``presence_penalty``."""
     supports_logit_bias: bool = False

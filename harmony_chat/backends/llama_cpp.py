@@ -109,6 +109,7 @@ class LlamaCppBackend(ModelBackend):
     name = "llama.cpp"
     supports_json_schema = True
     guards_structure = True
+    native_generation = True
     supports_penalties = True
     supports_logit_bias = True
     supports_logprobs = True

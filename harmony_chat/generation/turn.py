@@ -187,10 +187,12 @@ def run_turn(
     :class:`TurnStats`. Whatever was generated is recorded, also when the turn was cancelled or
     the backend failed (the error is then re-raised after the stats).
 
-    With ``background`` the tokens are generated on a thread of their own while the events of
-    the ones before are decoded and handled
-    (:func:`~harmony_chat.generation.producer.batches_in_background`); a caller that uses the
-    backend between two tokens of the turn (a reasoning summary pausing it) passes False.
+    With ``background``, a backend whose work is native (:attr:`ModelBackend.native_generation`)
+    generates on a thread of its own while the events of the tokens before are decoded and
+    handled (:func:`~harmony_chat.generation.producer.batches_in_background`); a caller that uses
+    the backend between two tokens of the turn (a reasoning summary pausing it) passes False.
+    Elsewhere (an engine's stream, parsed in Python) a second thread would only take turns with
+    the first for the GIL.
 
     Raises:
         harmony_chat.errors.ContextOverflowError: when the prompt cannot fit the context.
@@ -216,6 +218,7 @@ def run_turn(
     recoveries = 0
     generated = 0
     failure: Exception | None = None
+    background = background and backend.native_generation
     stopping = threading.Event()
     stream = ConstrainedStream(
         backend,

@@ -153,6 +153,7 @@ class LeasedBackend(ModelBackend):
         self.name = primary.name
         self.supports_json_schema = primary.supports_json_schema
         self.guards_structure = primary.guards_structure
+        self.native_generation = primary.native_generation
         self.supports_penalties = primary.supports_penalties
         self.supports_logit_bias = primary.supports_logit_bias
         self.supports_logprobs = primary.supports_logprobs

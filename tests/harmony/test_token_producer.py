@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Generator
+from collections.abc import Callable, Collection, Generator, Sequence
 
 import pytest
+from openai_harmony import HarmonyEncoding
 
+from harmony_chat.backends.base import ModelBackend, ModelInfo, SamplingParams
 from harmony_chat.generation.producer import batches_in_background
-from harmony_chat.generation.turn import MAX_BATCH
+from harmony_chat.generation.turn import MAX_BATCH, TurnStats, run_turn
 from harmony_chat.harmony import tokens as tk
+from harmony_chat.harmony.events import ContentDelta, StopReason
+from harmony_chat.harmony.session import ChatSession
+from tests.helpers import ids
 
 WAIT_S = 0.3
 """How long a test waits for something that must not happen (the thread runs ahead in microseconds)."""
@@ -116,3 +121,47 @@ def test_an_error_comes_after_the_tokens_generated_before_it() -> None:
             seen.extend(batch)
     assert seen == list(range(100, 137))
     assert source.closed and not _token_threads()
+
+
+class Native(ModelBackend):
+    """A backend that writes one short answer and notes the thread it generates on."""
+
+    def __init__(self, encoding: HarmonyEncoding, native: bool) -> None:
+        super().__init__()
+        self.native_generation = native
+        self.answer = ids(encoding, "<|channel|>final<|message|>Four.<|return|>")
+        self.threads: list[str] = []
+
+    @property
+    def info(self) -> ModelInfo:
+        return ModelInfo("native", "test", 4096)
+
+    def load(self) -> ModelInfo:
+        return self.info
+
+    def generate(
+        self,
+        prompt: Sequence[int],
+        sampling: SamplingParams,
+        stop_ids: Collection[int],
+        should_stop: Callable[[], bool],
+    ) -> Generator[int, None, None]:
+        self.threads.append(threading.current_thread().name)
+        yield from self.answer
+
+
+@pytest.mark.parametrize(
+    ("native", "background", "thread"), [(True, True, "harmony-chat-tokens"), (False, True, None), (True, False, None)]
+)
+def test_a_turn_generates_on_its_own_thread_only_where_the_backend_releases_the_gil(
+    encoding: HarmonyEncoding, native: bool, background: bool, thread: str | None
+) -> None:
+    """An engine's stream is parsed in Python: a second thread would only take turns with the first."""
+    backend = Native(encoding, native)
+    session = ChatSession(encoding)
+    session.add_user("What is 2 + 2?")
+    events = list(run_turn(session, backend, background=background))
+    assert backend.threads == [thread or threading.current_thread().name]
+    assert "".join(event.text for event in events if isinstance(event, ContentDelta)) == "Four."
+    assert isinstance(events[-1], TurnStats) and events[-1].reason is StopReason.RETURN
+    assert not _token_threads()
