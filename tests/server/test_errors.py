@@ -163,3 +163,28 @@ def test_backend_failure_is_500_or_an_error_event(encoding: HarmonyEncoding) -> 
     failed_event = events[-1]
     assert failed_event.type == "response.failed" and failed_event.response.error is not None
     assert "engine went away" in failed_event.response.error.message
+
+
+def test_a_small_body_is_parsed_on_the_event_loop_and_a_big_one_in_a_worker_thread(
+    encoding: HarmonyEncoding, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A thread hop per request makes concurrent requests wait their turn at the GIL; a big body still takes it."""
+    from harmony_chat.server import app
+
+    hops: list[int] = []
+
+    async def recording(function: Any, raw: bytes) -> Any:
+        hops.append(len(raw))
+        return function(raw)
+
+    monkeypatch.setattr(app, "run_in_threadpool", recording)
+    _, server = replay_server(encoding, ANSWER, ANSWER)
+    big = "word " * (app.INLINE_PARSE_BYTES // 5)
+    with server as running:
+        client = running.client()
+        small_answer = client.chat.completions.create(
+            model="replay-model", messages=[{"role": "user", "content": "hi"}]
+        )
+        big_answer = client.chat.completions.create(model="replay-model", messages=[{"role": "user", "content": big}])
+    assert small_answer.choices[0].message.content and big_answer.choices[0].message.content
+    assert len(hops) == 1 and hops[0] > app.INLINE_PARSE_BYTES
