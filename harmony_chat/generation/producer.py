@@ -15,7 +15,7 @@ import queue
 import threading
 from collections.abc import Generator
 
-from harmony_chat.generation.turn import token_batches
+from harmony_chat.generation.batches import token_batches
 from harmony_chat.harmony import tokens as tk
 
 _END = object()

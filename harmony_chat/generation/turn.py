@@ -7,13 +7,14 @@ which only ever sees :mod:`~harmony_chat.harmony.events` and a closing :class:`T
 from __future__ import annotations
 
 import threading
-import time
-from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from harmony_chat.backends.base import GenerationStats, ModelBackend, SamplingParams
 from harmony_chat.errors import ContextOverflowError
+from harmony_chat.generation.batches import token_batches
+from harmony_chat.generation.producer import batches_in_background
 from harmony_chat.harmony import tokens as tk
 from harmony_chat.harmony.effort import Effort
 from harmony_chat.harmony.events import DecoderEvent, Recovery, StopReason
@@ -90,51 +91,6 @@ class TurnOptions:
     (``x`` or ``functions.x``): with a call to it; None or ``auto``: the model decides."""
 
 
-BATCH_S = 0.03
-"""How long the decoder may hold ordinary tokens back, to decode them together (about two frames)."""
-MAX_BATCH = 64
-
-
-def token_batches(
-    tokens: Iterable[int], clock: Callable[[], float] = time.perf_counter
-) -> Generator[list[int], None, None]:
-    """Group generated tokens so the decoder and the event consumers run once per group.
-
-    After each decoded token the model's own work has emptied the CPU caches, so decoding and
-    dispatching one token costs several times what it costs in a group (measured by ``bench``:
-    about 140 µs a token one by one, 20 µs in groups of 16, on a 2-core VM). A group holds as
-    many ordinary tokens as arrive in :data:`BATCH_S` at the current pace, so it never holds a
-    token back longer than that (and a slow model's tokens go out one by one); a special token
-    closes its group at once, because harmony's structure turns on it (a message's header ends,
-    a grammar switches on, the turn stops), and the token after it goes out alone too, like the
-    turn's first: a message's first text is never held back. Tokens already generated when the
-    stream fails come out before the error.
-    """
-    pending: list[int] = []
-    interval = BATCH_S
-    """The time between tokens, smoothed (it starts slow: the first tokens go out alone)."""
-    last = clock()
-    first = True
-    try:
-        for token in tokens:
-            now = clock()
-            if not first:
-                interval += (now - last - interval) / 4
-            last = now
-            pending.append(token)
-            special = token >= tk.FIRST_SPECIAL
-            if first or special or len(pending) >= MAX_BATCH or len(pending) * interval >= BATCH_S:
-                first = special  # the next token opens a header's words or a message's text: it goes alone
-                yield pending
-                pending = []
-    except Exception:
-        if pending:
-            yield pending
-        raise
-    if pending:
-        yield pending
-
-
 def required_calls(tool_choice: str | None, functions: Iterable[str]) -> list[str] | None:
     """The functions a ``tool_choice`` requires a call to (``functions.<name>``), or None when it requires none.
 
@@ -198,7 +154,6 @@ def run_turn(
         harmony_chat.errors.ContextOverflowError: when the prompt cannot fit the context.
     """
     from harmony_chat.generation.constrained import ConstrainedStream
-    from harmony_chat.generation.producer import batches_in_background
     from harmony_chat.harmony.decoder import StreamDecoder
     from harmony_chat.harmony.session import TurnRecord
 

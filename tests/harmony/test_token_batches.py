@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from harmony_chat.generation.turn import BATCH_S, MAX_BATCH, token_batches
+from harmony_chat.generation.batches import BATCH_S, MAX_BATCH, token_batches
 from harmony_chat.harmony import tokens as tk
 
 

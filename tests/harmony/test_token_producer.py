@@ -9,8 +9,9 @@ import pytest
 from openai_harmony import HarmonyEncoding
 
 from harmony_chat.backends.base import ModelBackend, ModelInfo, SamplingParams
+from harmony_chat.generation.batches import MAX_BATCH
 from harmony_chat.generation.producer import batches_in_background
-from harmony_chat.generation.turn import MAX_BATCH, TurnStats, run_turn
+from harmony_chat.generation.turn import TurnStats, run_turn
 from harmony_chat.harmony import tokens as tk
 from harmony_chat.harmony.events import ContentDelta, StopReason
 from harmony_chat.harmony.session import ChatSession
