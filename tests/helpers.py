@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 from openai_harmony import HarmonyEncoding, Message
 
+from harmony_chat.backends.base import ModelBackend, ModelInfo
 from harmony_chat.harmony.decoder import StreamDecoder
 from harmony_chat.harmony.events import (
     ContentDelta,
@@ -19,6 +20,19 @@ from harmony_chat.harmony.events import (
     ToolCall,
     TurnFinished,
 )
+
+
+class StubBackend(ModelBackend):
+    """A model for tests: its name and loading; a subclass writes ``generate``."""
+
+    model_name = "stub"
+
+    @property
+    def info(self) -> ModelInfo:
+        return ModelInfo(self.model_name, "test", 4096)
+
+    def load(self) -> ModelInfo:
+        return self.info
 
 
 def ids(encoding: HarmonyEncoding, text: str) -> list[int]:

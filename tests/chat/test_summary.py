@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from openai_harmony import HarmonyEncoding
 
-from harmony_chat.backends.base import ModelBackend, ModelInfo, SamplingParams
+from harmony_chat.backends.base import SamplingParams
 from harmony_chat.backends.replay import ReplayBackend
 from harmony_chat.chat.conversation import ChatConversation
 from harmony_chat.chat.events import ChatEvent, ReasoningSummary, SummaryStarted
@@ -26,7 +26,7 @@ from harmony_chat.harmony.events import ContentDelta
 from harmony_chat.harmony.session import ChatSession
 from harmony_chat.history.export import to_json, to_markdown
 from harmony_chat.history.store import HistoryStore
-from tests.helpers import ids
+from tests.helpers import StubBackend, ids
 
 ANALYSIS = "<|channel|>analysis<|message|>The user wants the weather; Tokyo is sunny today.<|end|>"
 REST = "<|start|>assistant<|channel|>final<|message|>Sunny in Tokyo.<|return|>"
@@ -52,15 +52,10 @@ class Recording(ReplayBackend):
         yield from super().generate(prompt, sampling, stop_ids, should_stop)
 
 
-class Failing(ModelBackend):
+class Failing(StubBackend):
     """A summary model that fails as soon as it is asked."""
 
-    @property
-    def info(self) -> ModelInfo:
-        return ModelInfo("failing", "test", 4096)
-
-    def load(self) -> ModelInfo:
-        return self.info
+    model_name = "failing"
 
     def generate(
         self,

@@ -11,13 +11,13 @@ from collections.abc import Callable, Collection, Generator, Sequence
 import pytest
 from openai_harmony import HarmonyEncoding, ToolDescription
 
-from harmony_chat.backends.base import ModelBackend, ModelInfo, SamplingParams
+from harmony_chat.backends.base import SamplingParams
 from harmony_chat.generation.turn import TurnOptions, TurnStats, required_calls, run_turn
 from harmony_chat.harmony import tokens as tk
 from harmony_chat.harmony.events import MessageStarted, StopReason, ToolCall
 from harmony_chat.harmony.session import ChatSession
 from harmony_chat.harmony.structure import Place, StructureGuard, call_headers
-from tests.helpers import ids
+from tests.helpers import StubBackend, ids
 
 SCHEMA: dict[str, object] = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
 
@@ -73,26 +73,20 @@ def test_required_calls_reads_tool_choice() -> None:
         required_calls("required", [])
 
 
-class ScriptedEngine(ModelBackend):
+class ScriptedEngine(StubBackend):
     """A remote-like backend (no harmony grammar) that writes whatever its script says for each call.
 
     The script's entries are consumed call by call; it records each call's sampling and prompt.
     """
 
     name = "scripted"
+    model_name = "scripted"
     supports_json_schema = True
 
     def __init__(self, script: list[list[int]]) -> None:
         super().__init__()
         self.script = script
         self.calls: list[tuple[list[int], SamplingParams]] = []
-
-    @property
-    def info(self) -> ModelInfo:
-        return ModelInfo("scripted", "scripted", 4096)
-
-    def load(self) -> ModelInfo:
-        return self.info
 
     def generate(
         self,

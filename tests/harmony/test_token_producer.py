@@ -8,14 +8,14 @@ from collections.abc import Callable, Collection, Generator, Sequence
 import pytest
 from openai_harmony import HarmonyEncoding
 
-from harmony_chat.backends.base import ModelBackend, ModelInfo, SamplingParams
+from harmony_chat.backends.base import SamplingParams
 from harmony_chat.generation.batches import MAX_BATCH
 from harmony_chat.generation.producer import batches_in_background
 from harmony_chat.generation.turn import TurnStats, run_turn
 from harmony_chat.harmony import tokens as tk
 from harmony_chat.harmony.events import ContentDelta, StopReason
 from harmony_chat.harmony.session import ChatSession
-from tests.helpers import ids
+from tests.helpers import StubBackend, ids
 
 WAIT_S = 0.3
 """How long a test waits for something that must not happen (the thread runs ahead in microseconds)."""
@@ -124,7 +124,7 @@ def test_an_error_comes_after_the_tokens_generated_before_it() -> None:
     assert source.closed and not _token_threads()
 
 
-class Native(ModelBackend):
+class Native(StubBackend):
     """A backend that writes one short answer and notes the thread it generates on."""
 
     def __init__(self, encoding: HarmonyEncoding, native: bool) -> None:
@@ -132,13 +132,6 @@ class Native(ModelBackend):
         self.native_generation = native
         self.answer = ids(encoding, "<|channel|>final<|message|>Four.<|return|>")
         self.threads: list[str] = []
-
-    @property
-    def info(self) -> ModelInfo:
-        return ModelInfo("native", "test", 4096)
-
-    def load(self) -> ModelInfo:
-        return self.info
 
     def generate(
         self,

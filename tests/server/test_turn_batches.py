@@ -9,20 +9,20 @@ from collections.abc import Callable, Collection, Generator, Sequence
 import pytest
 from openai_harmony import HarmonyEncoding
 
-from harmony_chat.backends.base import ModelBackend, ModelInfo, SamplingParams
+from harmony_chat.backends.base import SamplingParams
 from harmony_chat.generation.turn import TurnOptions
 from harmony_chat.harmony.events import ContentDelta
 from harmony_chat.harmony.session import ChatSession
 from harmony_chat.server import generation
 from harmony_chat.server.generation import TurnRun
-from tests.helpers import ids
+from tests.helpers import StubBackend, ids
 
 REASONING = "<|channel|>analysis<|message|>Let me think about the sum.<|end|>"
 ANSWER_START = "<|start|>assistant<|channel|>final<|message|>Four"
 ANSWER_END = " it is.<|return|>"
 
 
-class Gated(ModelBackend):
+class Gated(StubBackend):
     """Writes the reasoning and the answer's first word, then waits for the test before the rest."""
 
     def __init__(self, encoding: HarmonyEncoding) -> None:
@@ -30,13 +30,6 @@ class Gated(ModelBackend):
         self.before = ids(encoding, REASONING + ANSWER_START)
         self.after = ids(encoding, ANSWER_END)
         self.release = threading.Event()
-
-    @property
-    def info(self) -> ModelInfo:
-        return ModelInfo("gated", "test", 4096)
-
-    def load(self) -> ModelInfo:
-        return self.info
 
     def generate(
         self,
