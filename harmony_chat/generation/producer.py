@@ -1,12 +1,12 @@
 """A turn's tokens generated on a thread of their own, while the caller decodes the ones before.
 
-The model spends most of each token in llama.cpp (or waiting on an engine's stream), which
-releases the GIL; decoding, dispatching and printing the tokens already generated can run on
-another core meanwhile instead of between two tokens. Harmony's structure still acts at once:
-after a group that ends with a special token (a header closes, a message ends) the thread waits
-until the caller has handled that group's events and asks for the next, so a grammar switched on
-by ``<|message|>``, a forced call's header or the end of the turn applies before another token is
-generated, exactly as when both run on one thread.
+In process, the model spends most of each token in llama.cpp, which releases the GIL; decoding,
+dispatching and printing the tokens already generated can run on another core meanwhile instead
+of between two tokens (:attr:`ModelBackend.native_generation` says which backends do).
+Harmony's structure still acts at once: after a group that ends with a special token (a header
+closes, a message ends) the thread waits until the caller has handled that group's events and
+asks for the next, so a grammar switched on by ``<|message|>``, a forced call's header or the end
+of the turn applies before another token is generated, exactly as when both run on one thread.
 """
 
 from __future__ import annotations
