@@ -71,6 +71,7 @@ class ContainerRunner:
             env=dict(os.environ),
             cleanup_argv=[self.engine, "rm", "--force", name],
             handshake=False,
+            socket_uid=os.getuid(),
         )
 
     def describe(self, limits: SandboxLimits) -> str:

@@ -7,14 +7,21 @@ here, not by a ``KernelManager``, because it runs under the launcher and ``unsha
 
 The host keeps a private folder per kernel (the launcher's spec and log, never shown to the
 code) and a socket pair with the launcher: the launcher says on it when the sandbox is ready,
-handing over descriptors of the code's working and socket folders when it built a root of its
-own (the host then reaches the sockets as ``/proc/self/fd/N/k-1`` and the files only through
-:mod:`workspace`), and it kills the sandbox when the host's end closes, which the OS does however
-the host dies. Not thread-safe: the owner serialises calls.
+handing over descriptors of the code's working and socket folders (the host reaches the files
+only through :mod:`workspace`), and the sandbox ends when the host's end closes, which the OS does
+however the host dies.
+
+The host never resolves a path the sandbox can change: once the kernel has made its five sockets,
+each is opened without following links (``O_PATH | O_NOFOLLOW``), checked to be a socket of the
+sandbox's user, and reached from then on, reconnects included, through ``/proc/self/fd/N`` of that
+descriptor (by links in the host's private folder), so renaming or replacing them inside changes
+nothing. Every socket the host reads refuses messages over :data:`MAX_MESSAGE_BYTES`. Not
+thread-safe: the owner serialises calls.
 """
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import json
 import os
@@ -46,6 +53,14 @@ START_TIMEOUT_S = 60.0
 INTERRUPT_GRACE_S = 3.0
 POLL_S = 0.05
 LOG_TAIL_BYTES = 4096
+MAX_MESSAGE_BYTES = 16 * 1024**2
+"""The largest message the host takes from the kernel; ZeroMQ drops the connection on a larger one."""
+REPLY_GRACE_S = 2.0
+"""How long after the kernel's reply its output may still arrive before the rest counts as lost."""
+SOCKET_NAMES = tuple(f"k-{port}" for port in range(1, 6))
+_SPAWNER = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="python-sandbox-spawn")
+"""Starts every sandbox: bubblewrap's --die-with-parent follows the thread that started it, which must live
+as long as the app (a worker thread that ends would take the kernel with it)."""
 _LOG_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | NOFOLLOW_CLOEXEC
 KERNEL_FLAGS = (
     "--HistoryManager.hist_file=:memory:",
@@ -69,6 +84,8 @@ class Outcome:
     ending: Ending
     exit_note: str = ""
     """For ``died``: how the process ended (exit status or signal)."""
+    output_lost: bool = False
+    """The kernel replied but its output stopped arriving (a message over the size limit was refused)."""
 
 
 def short_temp_root() -> str:
@@ -137,9 +154,12 @@ class KernelProcess:
         """With a view: what was copied into the new kernel's folder from the host's copy."""
         self._channel: socket.socket | None = None
         self._ipc_fd: int | None = None
+        self._pinned: list[int] = []
+        self._context: Any = None
 
     def start(self) -> None:
         """Start the kernel and wait until it answers; raise ``KernelStartError`` if it does not."""
+        import zmq
         from jupyter_client.blocking.client import BlockingKernelClient  # loads ZeroMQ: only when needed
 
         private = Path(tempfile.mkdtemp(prefix="hc-py-", dir=short_temp_root()))
@@ -150,12 +170,17 @@ class KernelProcess:
         launcher_end: socket.socket | None = None
         if plan.handshake:
             self._channel, launcher_end = socket.socketpair()
-        spec = dict(plan.spec, channel=launcher_end.fileno() if launcher_end else None, connection=json.dumps(info))
-        (private / "launch.json").write_text(json.dumps(spec), encoding="utf-8")
+        spec = dict(plan.spec, connection=json.dumps(info))
+        if plan.view:
+            assert launcher_end is not None
+            spec["init"] = dict(spec["init"], channel=launcher_end.fileno())
+            if spec.get("become"):
+                private.chmod(0o711)  # the sandbox's user passes through to the quota's folders, lists nothing
+        _write_private(private / "launch.json", json.dumps(spec))
         if not plan.view:
             sockets = Path(plan.ipc_inside)
             sockets.mkdir(mode=0o700, exist_ok=True)
-            (sockets / "connection.json").write_text(json.dumps(info), encoding="utf-8")
+            _write_private(sockets / "connection.json", json.dumps(info))
             self.folder_fd = open_folder(self.workdir)
             with contextlib.ExitStack() as stack:
                 home = open_subfolder(self.folder_fd, ".home", create=True)
@@ -163,7 +188,8 @@ class KernelProcess:
                 os.close(open_subfolder(home, "tmp", create=True))
         log = (private / "kernel.log").open("wb")
         try:
-            self.process = subprocess.Popen(
+            self.process = _SPAWNER.submit(
+                subprocess.Popen,
                 plan.argv,
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
@@ -171,28 +197,59 @@ class KernelProcess:
                 cwd="/" if plan.view else self.workdir,
                 env=plan.env,
                 start_new_session=True,
-                pass_fds=(launcher_end.fileno(),) if launcher_end else (),
-            )
+                pass_fds=((launcher_end.fileno(),) if launcher_end else ()) + plan.pass_fds,
+            ).result()
         except OSError as error:
             raise KernelStartError(f"could not start the Python kernel: {error}") from error
         finally:
             log.close()
             if launcher_end is not None:
                 launcher_end.close()
-        host_ip = info["ip"]
+            for fd in plan.pass_fds:
+                os.close(fd)
+        deadline = time.monotonic() + START_TIMEOUT_S
         if self._channel is not None:
-            handed = self._wait_launcher(self._channel, time.monotonic() + START_TIMEOUT_S)
+            handed = self._wait_launcher(self._channel, deadline)
             if plan.view:
                 self.folder_fd, self._ipc_fd = handed
-                host_ip = f"/proc/self/fd/{self._ipc_fd}/k"
-        client = BlockingKernelClient()
+        if self._ipc_fd is None:
+            self._ipc_fd = open_folder(Path(plan.ipc_inside))
+        host_ip = self._pin_sockets(self._ipc_fd, plan.socket_uid, private, deadline)
+        self._context = zmq.Context()
+        self._context.setsockopt(zmq.MAXMSGSIZE, MAX_MESSAGE_BYTES)
+        client = BlockingKernelClient(context=self._context)
         client.load_connection_info(cast("KernelConnectionInfo", dict(info, ip=host_ip)))
         client.start_channels()
         self.client = client
-        self._wait_ready(START_TIMEOUT_S)
+        self._wait_ready(max(deadline - time.monotonic(), 1.0))
         if plan.view and self.folder_fd is not None:
             self.mirror = Mirror(self.folder_fd, open_folder(self.workdir), plan.owner)
             self.pushed = self.mirror.push()
+
+    def _pin_sockets(self, ipc_fd: int, uid: int, private: Path, deadline: float) -> str:
+        """Wait for the kernel's sockets, pin each by a checked descriptor; return the host's path prefix.
+
+        The links ``<private>/pin/k-N`` point at ``/proc/self/fd/<descriptor>``: ZeroMQ connects and
+        reconnects by them, always to the socket first found, whatever happens to the name inside.
+        """
+        pin = private / "pin"
+        pin.mkdir(mode=0o700)
+        for name in SOCKET_NAMES:
+            while True:
+                try:
+                    fd = os.open(name, os.O_PATH | NOFOLLOW_CLOEXEC, dir_fd=ipc_fd)
+                except FileNotFoundError:
+                    if time.monotonic() > deadline or not self.alive():
+                        raise KernelStartError(f"the Python kernel did not start: {self.log_tail()}") from None
+                    time.sleep(POLL_S)
+                    continue
+                break
+            self._pinned.append(fd)
+            info = os.fstat(fd)
+            if not stat.S_ISSOCK(info.st_mode) or (uid >= 0 and info.st_uid != uid):
+                raise KernelStartError(f"the Python kernel's socket {name} is not a socket of the sandbox's user")
+            os.symlink(f"/proc/self/fd/{fd}", pin / name)
+        return str(pin / "k")
 
     def _wait_launcher(self, channel: socket.socket, deadline: float) -> list[int]:
         """Wait for the launcher's "ready" and the folders it hands over (two with a view, else none)."""
@@ -296,6 +353,7 @@ class KernelProcess:
         msg_id = request["header"]["msg_id"]
         ending: Ending | None = None
         grace_until = 0.0
+        replied_at: float | None = None
         while True:
             if not self.alive():
                 return Outcome("died", self.exit_note())
@@ -310,15 +368,32 @@ class KernelProcess:
                     grace_until = now + INTERRUPT_GRACE_S
             elif now >= grace_until:
                 return Outcome("stuck")
+            if replied_at is None and self._replied(msg_id):
+                replied_at = now
+            if replied_at is not None and now - replied_at > REPLY_GRACE_S:
+                return Outcome(ending or "idle", output_lost=True)  # the idle status never came: output was lost
             try:
                 msg = client.get_iopub_msg(timeout=POLL_S)
             except queue.Empty:
                 continue
             if msg.get("parent_header", {}).get("msg_id") != msg_id:
                 continue
+            if replied_at is not None:
+                replied_at = time.monotonic()  # output still arrives: the grace counts from the last message
             if msg["msg_type"] == "status" and msg["content"].get("execution_state") == "idle":
                 return Outcome(ending or "idle")
             output.add(msg, skip_interrupt=ending is not None)
+
+    def _replied(self, msg_id: str) -> bool:
+        """True once the kernel's reply to ``msg_id`` arrived on the shell channel (others are dropped)."""
+        assert self.client is not None
+        while True:
+            try:
+                reply = self.client.get_shell_msg(timeout=0)
+            except queue.Empty:
+                return False
+            if reply.get("parent_header", {}).get("msg_id") == msg_id:
+                return True
 
     def interrupt(self) -> None:
         """Ask the kernel to interrupt the running code (a message on the control channel)."""
@@ -352,6 +427,14 @@ class KernelProcess:
         if self.client is not None:
             self.client.stop_channels()
             self.client = None
+        if self._context is not None:
+            self._context.destroy(linger=0)
+            self._context = None
+        for fd in self._pinned:
+            os.close(fd)
+        self._pinned = []
+        if self.plan is not None and self.plan.cgroup is not None:
+            self.plan.cgroup.remove()
         if self.plan is not None and self.plan.cleanup_argv:
             try:
                 subprocess.run(self.plan.cleanup_argv, capture_output=True, timeout=30, check=False)
@@ -360,13 +443,20 @@ class KernelProcess:
         if self._channel is not None:
             self._channel.close()
             self._channel = None
-        for fd in (self.folder_fd, self._ipc_fd):
-            if fd is not None:
-                os.close(fd)
+        for folder in (self.folder_fd, self._ipc_fd):
+            if folder is not None:
+                os.close(folder)
         self.folder_fd = self._ipc_fd = None
         if self.private_dir is not None:
             shutil.rmtree(self.private_dir, ignore_errors=True)  # removes links, never follows them (Linux, macOS)
             self.private_dir = None
+
+
+def _write_private(path: Path, text: str) -> None:
+    """Write a new file only its owner may read (the spec and connection file hold the kernel's key)."""
+    handle = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW_CLOEXEC, 0o600)
+    with os.fdopen(handle, "w", encoding="utf-8") as stream:
+        stream.write(text)
 
 
 def _tail(fd: int) -> list[str]:

@@ -1,22 +1,22 @@
-"""How the python tool's kernel is contained on this machine: probing, the launch plan, and what to tell the user.
+"""How the python tool's kernel is contained: bubblewrap, seccomp, a quota, a cgroup, and what to tell the user.
 
-On Linux with ``unshare`` and user (or root's) namespaces the kernel gets no network, a PID
-namespace, and a root of its own built from an allow-list (:func:`visible_paths`):
+On Linux with bubblewrap (``bwrap``) and libseccomp the kernel runs in new user, mount, PID, IPC,
+network, UTS and cgroup namespaces, with no capabilities, no nested user namespaces, a new session
+and a new session keyring, under the seccomp filter of :mod:`seccomp_filter`. Its root is built from
+an allow-list (:func:`visible_paths`):
 
 - read-only: the system's programs and libraries (``/usr``, ``/bin``, ``/sbin``, ``/lib*``), the
   folders of the Python that runs the kernel (its prefixes, site-packages, the user site), and a
-  few files of ``/etc`` that Python and common libraries need (``ETC_ALLOWED``: the loader's
-  cache, TLS certificates, the time zone, name service and MIME tables, fonts); ``/etc/passwd``,
+  few files of ``/etc`` that Python and common libraries need (``ETC_ALLOWED``); ``/etc/passwd``,
   ``/etc/group`` and ``/etc/hosts`` are written for the sandbox (root and nobody, localhost);
-- ``/dev/null``, ``zero``, ``full``, ``random``, ``urandom``, and ``/proc`` of its own PID namespace;
-- read-write, on one tmpfs of ``disk_bytes`` (the quota): the working folder at ``/mnt/data``,
-  ``/tmp``, ``/var/tmp``, ``/dev/shm`` and the kernel's socket folder ``/run/kernel``.
+- bubblewrap's ``/dev`` (null, zero, full, random, urandom, tty) and ``/proc`` of its own PID namespace;
+- read-write, on one tmpfs of ``disk_bytes`` and ``inodes`` (the quota): the working folder at
+  ``/mnt/data``, ``/tmp``, ``/var/tmp``, ``/dev/shm`` and the kernel's socket folder ``/run/kernel``.
 
-Nothing else is there: not the user's home, not other users' files, not project folders, not
-the data dir, not the rest of ``/etc``, ``/var``, ``/opt``, ``/srv``, ``/sys``. The tmpfs is memory
-that only its quota bounds; the host keeps a copy of the working folder (not ``/tmp``) in the data
-dir. Everywhere the kernel gets resource limits, a working folder of its own and an environment
-without the user's secrets. What is available is probed once per process.
+Memory is bounded for the whole sandbox by a cgroup where this machine lets harmony-chat make one
+(:mod:`cgroup`), otherwise per process. Without bubblewrap or libseccomp the python tool is
+unavailable (fail closed) and says why in one line, with the install command; the docker/podman
+runner (:mod:`container`) is the alternative. What is available is probed once per process.
 """
 
 from __future__ import annotations
@@ -32,193 +32,180 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from harmony_chat.tools.python.cgroup import Cgroup, can_limit_memory, memory_cgroup
+from harmony_chat.tools.python.seccomp_filter import SeccompUnavailable, build_filter, compiled_filter
+
 MNT_DATA = "/mnt/data"
-"""Where the model is told its files live; the working folder appears there when mounts are allowed."""
+"""Where the model is told its files live."""
 SANDBOX_UID = 65534
-"""The unprivileged user (``nobody``) the kernel runs as when harmony-chat itself runs as root."""
+"""The user (``nobody``) the kernel runs as inside the sandbox, and on the host when harmony-chat runs as root."""
 KERNEL_DIR = "/run/kernel"
 """The kernel's socket folder inside the sandbox (on the quota's tmpfs)."""
 SAFE_ENV_KEYS = ("LANG", "LANGUAGE", "TZ", "TERM")
 """The only variables passed on from the user's environment (plus ``LC_*``): no keys, no tokens."""
 SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"
+CONTAINER_HINT = 'or set [tools] python_runner = "container" (docker or podman)'
+INSTALL_HINT = (
+    "install bubblewrap (Debian/Ubuntu: sudo apt-get install bubblewrap; Fedora: sudo dnf install bubblewrap;"
+    f" Arch: sudo pacman -S bubblewrap), {CONTAINER_HINT}"
+)
 _GIB = 1024**3
 _MIB = 1024**2
 
 
 @dataclass(frozen=True)
 class SandboxLimits:
-    """Resource limits on the kernel process (and each process it starts)."""
+    """Resource limits on the sandbox: the whole of it where a cgroup holds, each process otherwise."""
 
     cpu_s: int = 1800
-    """CPU seconds over the kernel's life; past it the kernel is stopped and restarts fresh."""
+    """CPU seconds of each process; past it the kernel is stopped and restarts fresh."""
     memory_bytes: int = 4 * _GIB
-    """Address space per process (RLIMIT_AS): allocations past it raise MemoryError."""
-    file_bytes: int = 512 * _MIB
-    """The largest file the code may write (RLIMIT_FSIZE)."""
+    """Memory of the whole sandbox (a cgroup), and the address space of each of its processes."""
     processes: int = 128
     """Processes and threads (RLIMIT_NPROC, counted inside the sandbox's user namespace)."""
+    process_memory_bytes: int = 2 * _GIB
+    """Without a cgroup: the address space of each process (RLIMIT_AS), lower than ``memory_bytes``."""
+    fallback_processes: int = 32
+    """Without a cgroup: processes and threads at most, so that all of them hold at most this times the above."""
+    file_bytes: int = 512 * _MIB
+    """The largest file the code may write (RLIMIT_FSIZE)."""
     open_files: int = 256
     disk_bytes: int = 256 * _MIB
-    """The quota: what the working folder, ``/tmp`` and ``/dev/shm`` hold together.
-
-    With full isolation they are one tmpfs of this size, so the kernel refuses writes past it (no
-    space left on device) and the host's copy of the working folder never grows past it either;
-    the tmpfs is memory, which only this size bounds. Without a mount namespace (or in a container)
-    it is checked after each call and bounds each file through RLIMIT_FSIZE, but the code can write
-    wherever the user can.
-    """
+    """The quota: what the working folder, ``/tmp`` and ``/dev/shm`` hold together (a tmpfs, so memory)."""
     inodes: int = 10_000
     """Files and folders the quota's tmpfs holds at most (each costs memory even when empty)."""
 
-    def as_spec(self) -> dict[str, int]:
-        """The limits as the launcher reads them."""
+    def rlimits(self, *, cgroup: bool) -> dict[str, int]:
+        """The per-process limits the launcher sets, with or without a cgroup bounding the whole."""
         return {
             "cpu_s": self.cpu_s,
-            "memory_bytes": self.memory_bytes,
+            "memory_bytes": self.memory_bytes if cgroup else self.process_memory_bytes,
             "file_bytes": self.file_bytes,
-            "processes": self.processes,
+            "processes": self.processes if cgroup else self.fallback_processes,
             "open_files": self.open_files,
         }
 
 
-Isolation = Literal["full", "network", "none"]
-"""``full``: network, mount and PID namespaces; ``network``: only a network namespace; ``none``."""
+MemoryBound = Literal["cgroup", "process"]
+"""``cgroup``: one limit for the whole sandbox; ``process``: a lower limit per process."""
 
 
 @dataclass(frozen=True)
 class Platform:
     """What this machine lets the sandbox do."""
 
-    isolation: Isolation
+    available: bool
     as_root: bool
-    unshare_args: tuple[str, ...] = ()
     reason: str = ""
-    """Why isolation is less than full (empty when full)."""
-    host_root: bool = False
-    """The kernel's processes would belong to the host's root (root in a namespace mapping only
-    itself), whom RLIMIT_NPROC never limits."""
+    """Why the sandbox is unavailable, with what to install (empty when available)."""
+    memory: MemoryBound = "process"
+    bwrap: str = "bwrap"
 
     @property
     def network_blocked(self) -> bool:
-        """True when the kernel gets a network namespace of its own (loopback only, down)."""
-        return self.isolation != "none"
-
-    @property
-    def files_hidden(self) -> bool:
-        """True when the user's files are hidden and the working folder appears at ``/mnt/data``."""
-        return self.isolation == "full"
-
-
-def unshare_args(as_root: bool, isolation: Isolation) -> tuple[str, ...]:
-    """The ``unshare`` command prefix for an isolation level (root needs no user namespace)."""
-    user = () if as_root else ("--map-root-user",)
-    if isolation == "full":
-        return ("unshare", *user, "--net", "--mount", "--pid", "--fork", "--kill-child", "--mount-proc", "--")
-    return ("unshare", *user, "--net", "--")
-
-
-def _id_mapped(map_file: Path, wanted: int) -> bool:
-    """Whether ``wanted`` is an id this process's user namespace maps (``/proc/self/uid_map``)."""
-    try:
-        lines = map_file.read_text(encoding="ascii").splitlines()
-    except OSError:
-        return True  # no namespace information (not Linux): every id is real
-    for line in lines:
-        inside, _outside, count = (int(field) for field in line.split())
-        if inside <= wanted < inside + count:
-            return True
-    return False
-
-
-def _maps_to_host_root() -> bool:
-    """Whether uid 0 here is the host's root (``/proc/self/uid_map`` maps it onto uid 0)."""
-    try:
-        lines = Path("/proc/self/uid_map").read_text(encoding="ascii").splitlines()
-    except OSError:
-        return False
-    for line in lines:
-        inside, outside, count = (int(field) for field in line.split())
-        if inside <= 0 < inside + count:
-            return outside - inside == 0
-    return False
+        """True when the kernel runs without a network (always, when it runs at all)."""
+        return self.available
 
 
 def runs_as_real_root() -> bool:
-    """True when this process is root and can hand the kernel to ``nobody``.
-
-    Root inside a user namespace that maps only itself (``unshare -r``, rootless containers)
-    cannot: it is treated as an ordinary user, who gets a user namespace of its own.
-    """
+    """True when this process is the host's root (not root of a user namespace mapping only itself)."""
     if not hasattr(os, "geteuid") or os.geteuid() != 0:
         return False
-    proc = Path("/proc/self")
-    return _id_mapped(proc / "uid_map", SANDBOX_UID) and _id_mapped(proc / "gid_map", SANDBOX_UID)
+    try:
+        lines = Path("/proc/self/uid_map").read_text(encoding="ascii").splitlines()
+    except OSError:
+        return True
+    return any(int(count) > SANDBOX_UID for _inside, _outside, count in (line.split() for line in lines))
+
+
+def unshare_prefix(as_root: bool) -> list[str]:
+    """The ``unshare`` command the launcher's quota step runs under: a mount namespace (and a user one)."""
+    user = [] if as_root else ["--user", "--map-root-user"]
+    return ["unshare", *user, "--mount", "--propagation", "private", "--"]
+
+
+def bwrap_options(bwrap: str) -> list[str]:
+    """Bubblewrap's fixed options: every namespace, no nested user namespaces, no capabilities, its own session."""
+    return [
+        bwrap,
+        "--unshare-all",
+        "--unshare-user",
+        "--disable-userns",
+        "--uid",
+        str(SANDBOX_UID),
+        "--gid",
+        str(SANDBOX_UID),
+        "--hostname",
+        "sandbox",
+        "--die-with-parent",
+        "--new-session",
+        "--cap-drop",
+        "ALL",
+        "--proc",
+        "/proc",
+        "--dev",
+        "/dev",
+    ]
+
+
+def _first_line(text: str, fallback: str) -> str:
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    return lines[-1] if lines else fallback
+
+
+def _try_bwrap(bwrap: str, as_root: bool) -> str:
+    """Run ``true`` in a sandbox as the kernel's would be made; return why it failed (empty: it worked)."""
+    argv = [*bwrap_options(bwrap), "--ro-bind", "/", "/", "--", "true"]
+    extra: dict[str, Any] = {"user": SANDBOX_UID, "group": SANDBOX_UID, "extra_groups": []} if as_root else {}
+    if not as_root:
+        argv = [*unshare_prefix(False), *argv]
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=20, check=False, **extra)
+    except (OSError, subprocess.SubprocessError) as error:
+        return str(error)
+    return "" if done.returncode == 0 else _first_line(done.stderr, f"exit status {done.returncode}")
 
 
 @functools.cache
 def probe_platform() -> Platform:
-    """Find the strongest isolation ``unshare`` gives here (run once per process, about 10 ms a try)."""
+    """Whether the sandbox can run here (bubblewrap, libseccomp, namespaces) and how memory is bounded."""
     as_root = runs_as_real_root()
-    host_root = not as_root and hasattr(os, "geteuid") and os.geteuid() == 0 and _maps_to_host_root()
     if not sys.platform.startswith("linux"):
-        return Platform("none", as_root, reason=f"{sys.platform} has no Linux namespaces")
+        return Platform(False, as_root, f"the python tool's sandbox needs Linux ({sys.platform}): " + CONTAINER_HINT)
+    bwrap = shutil.which("bwrap")
+    if bwrap is None:
+        return Platform(False, as_root, "bubblewrap (bwrap) is not installed: " + INSTALL_HINT)
     if shutil.which("unshare") is None:
-        return Platform("none", as_root, reason="the unshare command is not installed")
-    reason = ""
-    for isolation in ("full", "network"):
-        args = unshare_args(as_root, isolation)
-        try:
-            done = subprocess.run([*args, "true"], capture_output=True, text=True, timeout=10, check=False)
-        except (OSError, subprocess.SubprocessError) as error:
-            reason = str(error)
-            continue
-        if done.returncode == 0:
-            note = "" if isolation == "full" else f"mount/PID namespaces unavailable ({reason})"
-            return Platform(isolation, as_root, args, note, host_root)
-        reason = (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1]
-    return Platform("none", as_root, reason=f"user namespaces are not allowed here ({reason})")
-
-
-def process_limit_holds(platform: Platform) -> bool:
-    """True when RLIMIT_NPROC can be set usefully.
-
-    It counts a user's processes: inside a user namespace only the sandbox's, so it is safe there;
-    without one it would count every process the user runs (so it is left unset), and root
-    ignores it (so root runs the kernel as ``nobody``, which needs the mount namespace). Root in a
-    namespace that maps only itself onto the host's root cannot be limited at all.
-    """
-    if platform.as_root:
-        return platform.isolation == "full"
-    return platform.isolation != "none" and not platform.host_root
+        return Platform(False, as_root, "the unshare command (util-linux) is not installed")
+    try:
+        build_filter()
+    except SeccompUnavailable as error:
+        return Platform(False, as_root, f"{error}: install libseccomp2 (Debian/Ubuntu) or libseccomp (Fedora, Arch)")
+    failed = _try_bwrap(bwrap, as_root)
+    if failed:
+        return Platform(False, as_root, f"bubblewrap cannot make a sandbox here ({failed}); " + CONTAINER_HINT)
+    memory: MemoryBound = "cgroup" if can_limit_memory() else "process"
+    return Platform(True, as_root, memory=memory, bwrap=bwrap)
 
 
 def describe(platform: Platform, limits: SandboxLimits, workdir_shown: str) -> str:
-    """One paragraph for the approval dialog: what is contained here, and what is not."""
-    contained = [f"working folder {workdir_shown}", "no API keys or tokens in its environment"]
-    gaps: list[str] = []
-    if platform.network_blocked:
-        contained.insert(0, "no network")
+    """One paragraph for the approval dialog: what contains the code here, or why it cannot run."""
+    if not platform.available:
+        return f"Unavailable: {platform.reason}."
+    if platform.memory == "cgroup":
+        memory = f"{limits.memory_bytes // _MIB} MiB memory for all its processes, {limits.processes} processes"
     else:
-        gaps.append("network is not blocked")
-    quota = f"{limits.disk_bytes // _MIB} MiB"
-    if platform.files_hidden:
-        contained.append("only system libraries and Python's folders visible (read-only), not your files")
-        contained.append(f"a {quota} quota for the working folder and /tmp together")
-    else:
-        gaps.append("it can read and write your files outside the working folder")
-        gaps.append(f"the working folder's {quota} quota is only checked after each call")
-    processes = f", {limits.processes} processes" if process_limit_holds(platform) else ""
-    if not processes:
-        gaps.append("no limit on the number of processes")
-    contained.append(
-        f"limits: {limits.memory_bytes // _MIB} MiB memory, {limits.file_bytes // _MIB} MiB per file"
-        f"{processes}, {limits.cpu_s} CPU s"
+        memory = (
+            f"{limits.process_memory_bytes // _MIB} MiB memory per process and {limits.fallback_processes}"
+            " processes (no cgroup here to bound them together)"
+        )
+    return (
+        "Contained by bubblewrap and a seccomp filter: no network; only system libraries and Python's"
+        f" folders visible (read-only), not your files; working folder {workdir_shown} and /tmp in a"
+        f" {limits.disk_bytes // _MIB} MiB quota; no API keys or tokens in its environment; no keyring,"
+        f" shared memory or processes of yours; limits: {memory}, {limits.file_bytes // _MIB} MiB per file,"
+        f" {limits.cpu_s} CPU s."
     )
-    text = "Contained: " + "; ".join(contained) + "."
-    if gaps:
-        why = f" ({platform.reason})" if platform.reason else ""
-        text += " Not contained" + why + ": " + "; ".join(gaps) + "."
-    return text
 
 
 def sandbox_environment(home: str, tmp: str, user_site: str | None) -> dict[str, str]:
@@ -259,31 +246,6 @@ def _under(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip("/") + "/")
 
 
-@dataclass
-class LaunchPlan:
-    """Everything needed to start one kernel: the command line and the launcher's spec."""
-
-    argv: list[str]
-    spec: dict[str, Any]
-    workdir_inside: str
-    """The working folder's path as the code sees it."""
-    ipc_inside: str
-    """The kernel's socket folder as the code sees it (without a view: the same path on the host)."""
-    owner: tuple[int, int] | None = None
-    """(uid, gid) to give what the host creates in the code's folder (root runs the kernel as nobody)."""
-    env: dict[str, str] = field(default_factory=dict)
-    """The environment of the first process (the launcher's is the sandbox's own)."""
-    cleanup_argv: list[str] | None = None
-    """A command to run after the kernel is killed (a container runner removes its container)."""
-    handshake: bool = True
-    """The launcher says on its channel when the sandbox is ready (a container runner has no launcher)."""
-
-    @property
-    def view(self) -> bool:
-        """True when the launcher builds a root of its own and hands the host its two folders."""
-        return bool(self.spec.get("view"))
-
-
 SYSTEM_ROOTS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 """System programs and libraries, shown read-only (links such as ``/bin -> usr/bin`` are remade as links)."""
 ETC_ALLOWED = (
@@ -312,7 +274,6 @@ ETC_ALLOWED = (
 )
 """What of ``/etc`` the sandbox sees, read-only: the loader, TLS, time zone, name service, MIME, fonts,
 Debian's alternatives and Python config. Never ``shadow``, keys, ``passwd`` (it gets its own) or the rest."""
-DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
 
 
 def _without_nested(paths: list[str]) -> list[str]:
@@ -340,57 +301,95 @@ def sandbox_files() -> dict[str, str]:
     }
 
 
+@dataclass
+class LaunchPlan:
+    """Everything needed to start one kernel: the command line and the launcher's spec."""
+
+    argv: list[str]
+    spec: dict[str, Any]
+    workdir_inside: str
+    """The working folder's path as the code sees it."""
+    ipc_inside: str
+    """The kernel's socket folder as the code sees it (without a view: the same path on the host)."""
+    owner: tuple[int, int] | None = None
+    """(uid, gid) to give what the host creates in the code's folder (root runs the kernel as nobody)."""
+    env: dict[str, str] = field(default_factory=dict)
+    """The environment of the first process."""
+    cleanup_argv: list[str] | None = None
+    """A command to run after the kernel is killed (a container runner removes its container)."""
+    handshake: bool = True
+    """The launcher says on its channel when the sandbox is ready (a container runner has no launcher)."""
+    socket_uid: int = -1
+    """Whose the kernel's sockets are on the host (the host connects to no socket of anyone else)."""
+    pass_fds: tuple[int, ...] = ()
+    """Descriptors the first process inherits (the seccomp filter); the host closes them once it started."""
+    cgroup: Cgroup | None = None
+    """The sandbox's cgroup, removed when the kernel is gone."""
+
+    @property
+    def view(self) -> bool:
+        """True when the sandbox has a root of its own and hands the host its two folders."""
+        return bool(self.spec.get("view"))
+
+
+def readonly_and_links(paths: list[str]) -> tuple[list[str], dict[str, str]]:
+    """Split the allow-list into folders and files to bind and links to make again (``/bin -> usr/bin``)."""
+    readonly = [path for path in paths if not os.path.islink(path)]
+    links = {path: os.readlink(path) for path in paths if os.path.islink(path)}
+    return readonly, links
+
+
 def build_plan(
     platform: Platform,
     limits: SandboxLimits,
     *,
-    workdir: Path,
     private_dir: Path,
     kernel_argv_for: Callable[[str], list[str]],
     launcher: Path,
 ) -> LaunchPlan:
-    """The command that starts the launcher (under ``unshare`` when available) and its spec.
+    """The launcher's command and spec for one kernel; makes its cgroup and compiles its seccomp filter.
 
-    ``private_dir`` is the host's own folder for this kernel (the spec, the launcher's log, and
-    without a view the sockets); ``kernel_argv_for`` gives the kernel's command for the path of its
+    ``private_dir`` is the host's own folder for this kernel (the spec, the launcher's log, the
+    quota's mount point); ``kernel_argv_for`` gives the kernel's command for the path of its
     connection file as the kernel sees it.
     """
-    full = platform.files_hidden
-    owner = (SANDBOX_UID, SANDBOX_UID) if platform.as_root and full else None
+    owner = (SANDBOX_UID, SANDBOX_UID) if platform.as_root else (0, 0)
     user_site = site.getusersitepackages()
     python_path = user_site if os.path.isdir(user_site) else None
-    view: dict[str, Any] | None = None
-    if full:
-        inside, ipc = MNT_DATA, KERNEL_DIR
-        env = sandbox_environment(f"{inside}/.home", "/tmp", python_path)
-        view = {
-            "root": str(private_dir / "root"),
-            "scratch": str(private_dir / "scratch"),
-            "readonly": visible_paths(),
-            "devices": [device for device in DEVICES if os.path.exists(device)],
-            "files": sandbox_files(),
-            "disk_bytes": limits.disk_bytes,
-            "inodes": limits.inodes,
-            "owner": list(owner or (0, 0)),
-            "workdir": inside,
-            "ipc": ipc,
-        }
-    else:
-        inside, ipc = os.path.realpath(workdir), str(private_dir / "sock")
-        env = sandbox_environment(f"{inside}/.home", f"{inside}/.home/tmp", python_path)
-    drop = "user" if owner else ("capabilities" if platform.isolation != "none" and not platform.as_root else "none")
+    env = sandbox_environment(f"{MNT_DATA}/.home", "/tmp", python_path)
+    cgroup = memory_cgroup(limits.memory_bytes, limits.processes) if platform.memory == "cgroup" else None
+    seccomp_fd = compiled_filter()
+    readonly, links = readonly_and_links(visible_paths())
     spec: dict[str, Any] = {
-        "view": view,
-        "drop": drop,
-        "uid": SANDBOX_UID,
-        "gid": SANDBOX_UID,
-        "limits": {
-            key: value for key, value in limits.as_spec().items() if key != "processes" or process_limit_holds(platform)
+        "view": True,
+        "cgroup_procs": str(cgroup.procs) if cgroup else None,
+        "unshare": unshare_prefix(platform.as_root),
+        "scratch": str(private_dir / "scratch"),
+        "disk_bytes": limits.disk_bytes,
+        "inodes": limits.inodes,
+        "owner": list(owner),
+        "become": [SANDBOX_UID, SANDBOX_UID] if platform.as_root else None,
+        "bwrap": bwrap_options(platform.bwrap),
+        "readonly": readonly,
+        "links": links,
+        "files": sandbox_files(),
+        "seccomp_fd": seccomp_fd,
+        "python": sys.executable,
+        "init": {
+            "limits": limits.rlimits(cgroup=cgroup is not None),
+            "argv": kernel_argv_for(f"{KERNEL_DIR}/connection.json"),
+            "env": env,
         },
-        "cwd": inside,
-        "argv": kernel_argv_for(f"{ipc}/connection.json"),
-        "env": env,
-        "kernel_log": f"{ipc}/kernel.log" if full else None,
     }
-    argv = [*platform.unshare_args, sys.executable, "-I", "-S", str(launcher), str(private_dir / "launch.json")]
-    return LaunchPlan(argv, spec, inside, ipc, owner, env)
+    argv = [sys.executable, "-I", "-S", str(launcher), "enter", str(private_dir / "launch.json")]
+    return LaunchPlan(
+        argv,
+        spec,
+        MNT_DATA,
+        KERNEL_DIR,
+        owner=(SANDBOX_UID, SANDBOX_UID) if platform.as_root else None,
+        env=env,
+        socket_uid=SANDBOX_UID if platform.as_root else os.getuid(),
+        pass_fds=(seccomp_fd,),
+        cgroup=cgroup,
+    )

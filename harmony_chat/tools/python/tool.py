@@ -11,7 +11,6 @@ starts on the first call and again after it dies; variables persist between call
 from __future__ import annotations
 
 import contextlib
-import os
 import threading
 import time
 import uuid
@@ -21,11 +20,12 @@ from pathlib import Path
 from openai_harmony import ToolNamespaceConfig
 
 from harmony_chat.locations import data_dir
+from harmony_chat.private_files import make_private_dir
 from harmony_chat.tools.base import ToolResult, ToolStatus
 from harmony_chat.tools.output import OUTPUT_LIMIT_BYTES
 from harmony_chat.tools.python.cell_output import CellOutput
 from harmony_chat.tools.python.container import ContainerRunner
-from harmony_chat.tools.python.kernel import LAUNCHER, KernelProcess, Outcome
+from harmony_chat.tools.python.kernel import LAUNCHER, MAX_MESSAGE_BYTES, KernelProcess, Outcome
 from harmony_chat.tools.python.sandbox import (
     MNT_DATA,
     LaunchPlan,
@@ -35,13 +35,11 @@ from harmony_chat.tools.python.sandbox import (
     describe,
     probe_platform,
 )
-from harmony_chat.tools.python.workspace import Listing, changed_files, free_bytes, open_folder, scan
+from harmony_chat.tools.python.workspace import Listing, changed_files, free_bytes, scan
 
 DEFAULT_TIMEOUT_S = 120.0
 FULL_MARGIN_BYTES = 64 * 1024
 """With less than this (or 1 % of the quota) left, the working folder counts as full."""
-MIN_FILE_ROOM = 1024**2
-"""Without a view, the per-file limit never drops below this (the kernel must write its own files to start)."""
 _MIB = 1024**2
 RECIPIENTS = frozenset({"python", "python.exec", "python.run", "python.execute", "python.python"})
 
@@ -107,9 +105,7 @@ class PythonTool:
         if self.container is not None:
             return MNT_DATA
         plan = self._kernel.plan if self._kernel else None
-        if plan is not None:
-            return plan.workdir_inside
-        return MNT_DATA if self.platform.files_hidden else str(self._workdir.resolve())
+        return plan.workdir_inside if plan is not None else MNT_DATA
 
     def namespace(self) -> ToolNamespaceConfig:
         """The ``python`` tool as the system message declares it (timeout, folder and network made true)."""
@@ -133,26 +129,9 @@ class PythonTool:
             return self.container.plan(
                 self.limits, workdir=self._workdir, private_dir=private_dir, kernel_argv_for=kernel_argv_for
             )
-        plan = build_plan(
-            self.platform,
-            self.limits,
-            workdir=self._workdir,
-            private_dir=private_dir,
-            kernel_argv_for=kernel_argv_for,
-            launcher=LAUNCHER,
+        return build_plan(
+            self.platform, self.limits, private_dir=private_dir, kernel_argv_for=kernel_argv_for, launcher=LAUNCHER
         )
-        if not plan.view:  # no tmpfs to hold the quota: no file may grow past the room left
-            room = self.limits.disk_bytes - self._used_on_host()
-            limits = plan.spec["limits"]
-            limits["file_bytes"] = max(min(limits["file_bytes"], room), MIN_FILE_ROOM)
-        return plan
-
-    def _used_on_host(self) -> int:
-        folder = open_folder(self._workdir)
-        try:
-            return scan(folder).used_bytes
-        finally:
-            os.close(folder)
 
     def _disk_note(self, kernel: KernelProcess, after: Listing) -> str:
         """The note that the working folder is full, when it is (empty otherwise)."""
@@ -179,7 +158,7 @@ class PythonTool:
             )
             kernel.close()
             self._kernel = None
-        self._workdir.mkdir(parents=True, exist_ok=True)
+        make_private_dir(self._workdir)
         kernel = KernelProcess(self._plan, self._workdir)
         self._kernel = kernel
         try:
@@ -213,6 +192,8 @@ class PythonTool:
         with self._lock:
             if self._closed:
                 return ToolResult("[the python tool is closed]", "failed", elapsed_s=0.0)
+            if self.container is None and not self.platform.available:
+                return ToolResult(f"[the python tool is unavailable: {self.platform.reason}]", "failed", elapsed_s=0.0)
             try:
                 kernel = self._ensure_kernel()
             except Exception as error:  # noqa: BLE001 - KernelStartError, OSError, or ZeroMQ failing: all one line
@@ -239,7 +220,12 @@ class PythonTool:
                 with contextlib.suppress(OSError):
                     kernel.mirror.pull()
             status, note = self._ending(outcome, limit, kernel)
-            notes.extend(filter(None, [disk_note, note]))
+            lost = (
+                f"[some output was lost: a message from the kernel over {MAX_MESSAGE_BYTES // _MIB} MiB is refused]"
+                if outcome.output_lost
+                else ""
+            )
+            notes.extend(filter(None, [disk_note, lost, note]))
             text, truncated = output.text(notes=notes, files=files)
             if status == "done" and output.error_name:
                 status = "failed"
