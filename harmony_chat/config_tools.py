@@ -51,7 +51,14 @@ class ToolsSettings(_Section):
     """Seconds one ``python`` call may run (at most a day)."""
     python_disk_mb: int = Field(default=256, ge=1, le=65536)
     """MiB the ``python`` tool's working folder and its ``/tmp`` may hold together (past it, writes fail and the
-    model is told); with Linux namespaces a tmpfs of this size, so memory, kept on disk between calls."""
+    model is told); in the bubblewrap sandbox a tmpfs of this size, so memory, kept on disk between calls."""
+    python_runner: Literal["bubblewrap", "container"] = "bubblewrap"
+    """What contains the ``python`` tool: ``bubblewrap`` (Linux; needs ``bwrap`` and libseccomp) or a
+    ``container`` of ``python_container_engine`` (docker or podman; macOS needs this)."""
+    python_container_engine: Literal["docker", "podman"] = "docker"
+    """The container engine when ``python_runner = "container"``."""
+    python_container_image: str = Field(default="quay.io/jupyter/base-notebook", min_length=1, max_length=256)
+    """The image when ``python_runner = "container"``: it needs Python with ``ipykernel``."""
     browser: BrowserSettings = Field(default_factory=BrowserSettings)
     """``[tools.browser]``"""
 

@@ -67,19 +67,32 @@ class PythonBuiltin:
     label = "code the model wants to run (written in its hidden reasoning)"
     language = "python"
 
-    def __init__(self, timeout_s: float = 120.0, conversation: str | None = None, *, disk_mb: int = 256) -> None:
+    def __init__(
+        self,
+        timeout_s: float = 120.0,
+        conversation: str | None = None,
+        *,
+        disk_mb: int = 256,
+        container: tuple[str, str] | None = None,
+    ) -> None:
         self.timeout_s = timeout_s
         self.disk_mb = disk_mb
         """The working folder's quota (``[tools] python_disk_mb``)."""
+        self.container = container
+        """(engine, image) when ``[tools] python_runner = "container"``; None: bubblewrap."""
         self._conversation = conversation or uuid.uuid4().hex[:12]
         self._tool: PythonTool | None = None
 
     def _instance(self) -> PythonTool:
         if self._tool is None:
-            from harmony_chat.tools.python import PythonTool, SandboxLimits
+            from harmony_chat.tools.python import ContainerRunner, PythonTool, SandboxLimits
 
             limits = SandboxLimits(disk_bytes=self.disk_mb * 1024**2)
-            self._tool = PythonTool(self._conversation, timeout_s=self.timeout_s, limits=limits)
+            runner = None
+            if self.container is not None:
+                engine, image = self.container
+                runner = ContainerRunner(engine="podman" if engine == "podman" else "docker", image=image)
+            self._tool = PythonTool(self._conversation, timeout_s=self.timeout_s, limits=limits, container=runner)
         return self._tool
 
     def namespace(self) -> ToolNamespaceConfig:

@@ -221,7 +221,12 @@ def builtin_tools(options: ChatOptions) -> list[BuiltinTool]:
     names, settings = builtin_names(options), options.settings.tools
     tools: list[BuiltinTool] = []
     if "python" in names:
-        tools.append(PythonBuiltin(settings.python_timeout, disk_mb=settings.python_disk_mb))
+        container = (
+            (settings.python_container_engine, settings.python_container_image)
+            if settings.python_runner == "container"
+            else None
+        )
+        tools.append(PythonBuiltin(settings.python_timeout, disk_mb=settings.python_disk_mb, container=container))
     if "browser" in names:
         from harmony_chat.chat.builtins import BrowserBuiltin
 

@@ -161,7 +161,22 @@ SETTINGS: dict[str, tuple[str, tuple[str, ...], str]] = {
     "tools.python_disk_mb": (
         "int",
         (),
-        "MiB the python tool's working folder and its /tmp may hold together (past it, writes fail and the model is told); with Linux namespaces a tmpfs of this size, so memory, kept on disk between calls.",
+        "MiB the python tool's working folder and its /tmp may hold together (past it, writes fail and the model is told); in the bubblewrap sandbox a tmpfs of this size, so memory, kept on disk between calls.",
+    ),
+    "tools.python_runner": (
+        "str",
+        ("bubblewrap", "container"),
+        "What contains the python tool: bubblewrap (Linux; needs bwrap and libseccomp) or a container of python_container_engine (docker or podman; macOS needs this).",
+    ),
+    "tools.python_container_engine": (
+        "str",
+        ("docker", "podman"),
+        'The container engine when python_runner = "container".',
+    ),
+    "tools.python_container_image": (
+        "str",
+        (),
+        'The image when python_runner = "container": it needs Python with ipykernel.',
     ),
     "tools.browser.provider": (
         "str",

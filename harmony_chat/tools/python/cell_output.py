@@ -4,7 +4,10 @@ Text keeps the order it arrived in, the way a notebook cell shows it: printed ou
 the last expression, then a traceback if the code raised. Images are saved into the working folder
 under a new name (never through a name the code made: see :mod:`workspace`) and named by path.
 Collection stops storing text past a bound (an endless ``print`` loop must not fill memory) but
-keeps counting, so the cut marker says how much was produced.
+keeps counting, so the cut marker says how much was produced. Everything the model reads shares
+one budget, ``limit_bytes``: the text, the list of saved images (past the budget an image is
+neither saved nor listed, only counted), the list of written files and the notes of what could not
+be saved, so that no flood of displays or files can make a result the context cannot hold.
 """
 
 from __future__ import annotations
@@ -47,7 +50,12 @@ class CellOutput:
     parts: list[str] = field(default_factory=list)
     images: list[str] = field(default_factory=list)
     unsaved: list[str] = field(default_factory=list)
-    """Why images could not be saved (the disk is full), one line each."""
+    """Why images could not be saved (the disk is full): the first reason, with a count of the others."""
+    unsaved_count: int = 0
+    listed_bytes: int = 0
+    """Bytes of the saved images' paths, as the model reads them."""
+    left_out: int = 0
+    """Displays (images, or their text) past the budget: neither saved nor shown, only counted."""
     error_name: str | None = None
     stored_bytes: int = 0
     dropped_bytes: int = 0
@@ -72,9 +80,13 @@ class CellOutput:
             self._add(strip_ansi(str(content.get("text", ""))))
         elif kind in ("execute_result", "display_data"):
             data: Mapping[str, Any] = content.get("data", {})
+            if self._spent() >= self.limit_bytes:
+                self.left_out += 1
+                return
             saved = self._save_image(data)
             if saved:
                 self.images.append(saved)
+                self.listed_bytes += len(saved.encode("utf-8")) + 2
             else:
                 text = _plain(data)
                 if text:
@@ -103,10 +115,16 @@ class CellOutput:
                     self.folder_fd, "output", suffix, raw, first=len(self.images) + 1, owner=self.owner
                 )
             except OSError as error:
-                self.unsaved.append(f"[an image could not be saved: {error.strerror or error}]")
+                self.unsaved_count += 1
+                if not self.unsaved:
+                    self.unsaved.append(f"[an image could not be saved: {error.strerror or error}]")
                 return None
             return f"{self.workdir_shown}/{name}"
         return None
+
+    def _spent(self) -> int:
+        """Bytes of the budget used so far: the text kept and the image paths listed."""
+        return self.stored_bytes + self.listed_bytes
 
     def text(self, *, notes: list[str], files: list[str]) -> tuple[str, bool]:
         """The model's text: output (capped, with the shared marker), then images, files and notes."""
@@ -118,16 +136,40 @@ class CellOutput:
         else:
             capped = cap_output(body, self.limit_bytes)
             text, truncated = capped.text, capped.truncated
+        room = max(self.limit_bytes - len(text.encode("utf-8")), 0)
         extra: list[str] = []
         if self.images:
-            extra.append("[images saved: " + ", ".join(self.images) + "]")
-        new_files = [path for path in files if path not in self.images]
+            extra.append(bounded_list("images saved", self.images, room // 2))
+        if self.left_out:
+            extra.append(
+                f"[{self.left_out:,} more displays (images or text) were left out, neither saved nor shown:"
+                f" the output limit of {self.limit_bytes // 1024} KiB was reached]"
+            )
+        saved = set(self.images)
+        new_files = [path for path in files if path not in saved]
         if new_files:
-            extra.append("[files written: " + ", ".join(new_files) + "]")
+            extra.append(bounded_list("files written", new_files, room // 2))
         extra.extend(self.unsaved)
+        if self.unsaved_count > 1:
+            extra.append(f"[{self.unsaved_count - 1:,} more images could not be saved either]")
         extra.extend(notes)
         if not text.strip() and not extra:
             return "[no output]", truncated
         if extra:
             text = (text.rstrip("\n") + "\n" if text.strip() else "") + "\n".join(extra)
         return text, truncated
+
+
+def bounded_list(label: str, paths: list[str], room: int) -> str:
+    """``[label: a, b, ...]`` within about ``room`` bytes, naming how many more there were past it."""
+    shown: list[str] = []
+    used = len(label) + 4
+    for path in paths:
+        size = len(path.encode("utf-8")) + 2
+        if shown and used + size > room:
+            break
+        shown.append(path)
+        used += size
+    more = len(paths) - len(shown)
+    tail = f" and {more:,} more" if more else ""
+    return f"[{label}: " + ", ".join(shown) + tail + "]"
