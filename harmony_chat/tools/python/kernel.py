@@ -62,7 +62,11 @@ _SPAWNER = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_pref
 """Starts every sandbox: bubblewrap's --die-with-parent follows the thread that started it, which must live
 as long as the app (a worker thread that ends would take the kernel with it)."""
 _LOG_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | NOFOLLOW_CLOEXEC
+STREAM_FLUSH = 'exec("import sys\\nfor stream in (sys.stdout, sys.stderr): stream.flush_interval = 0.02", {})'
+"""Run at the kernel's start: printed output goes out every 20 ms (ipykernel's default: 200 ms), so an endless
+``print`` makes many messages the host can cut, not one over :data:`MAX_MESSAGE_BYTES` that it must refuse."""
 KERNEL_FLAGS = (
+    f"--IPKernelApp.exec_lines={STREAM_FLUSH}",
     "--HistoryManager.hist_file=:memory:",
     "--InteractiveShell.xmode=Plain",
     "--InteractiveShell.colors=nocolor",
@@ -376,10 +380,10 @@ class KernelProcess:
                 msg = client.get_iopub_msg(timeout=POLL_S)
             except queue.Empty:
                 continue
+            if replied_at is not None:
+                replied_at = time.monotonic()  # messages still arrive: the grace counts from the last one
             if msg.get("parent_header", {}).get("msg_id") != msg_id:
                 continue
-            if replied_at is not None:
-                replied_at = time.monotonic()  # output still arrives: the grace counts from the last message
             if msg["msg_type"] == "status" and msg["content"].get("execution_state") == "idle":
                 return Outcome(ending or "idle")
             output.add(msg, skip_interrupt=ending is not None)

@@ -156,7 +156,7 @@ def bwrap_argv(spec: dict[str, Any], scratch: str, sources: list[str]) -> list[s
         argv += ["--symlink", points_to, target]
     for index, (target, _text) in enumerate(sorted(spec["files"].items())):
         argv += ["--ro-bind", f"{scratch}/launch/etc-{index}", target]
-    argv += ["--ro-bind", f"{scratch}/launch", "/run/harmony-chat"]
+    argv += ["--ro-bind", f"{scratch}/launch", "/run/harmony-chat", "--remount-ro", "/"]
     argv += ["--seccomp", str(spec["seccomp_fd"]), "--chdir", "/mnt/data", "--"]
     return [*argv, spec["python"], "-I", "-S", "/run/harmony-chat/launcher.py", "init", "/run/harmony-chat/init.json"]
 
@@ -170,7 +170,10 @@ def quota(spec: dict[str, Any]) -> None:
         uid, gid = spec["become"]
         become(int(uid), int(gid))
     argv = bwrap_argv(spec, scratch, sources)
-    os.execv(argv[0], argv)
+    try:
+        os.execv(argv[0], argv)
+    except OSError as error:
+        raise OSError(error.errno, f"cannot run {argv[0]}: {error.strerror}") from error
 
 
 def set_limits(limits: dict[str, int]) -> None:

@@ -16,19 +16,22 @@ from harmony_chat.tools.python.cell_output import CellOutput, strip_ansi
 from harmony_chat.tools.python.kernel import connection_info, describe_exit, kernel_argv
 from harmony_chat.tools.python.sandbox import (
     ETC_ALLOWED,
+    SANDBOX_UID,
     SYSTEM_ROOTS,
     Platform,
     build_plan,
     describe,
     python_folders,
+    readonly_and_links,
+    runs_as_real_root,
     sandbox_environment,
-    unshare_args,
+    visible_paths,
 )
 from harmony_chat.tools.python.workspace import changed_files, open_folder, scan
 
 ROOT = Path(__file__).resolve().parents[3]
-FULL = Platform("full", False, unshare_args(False, "full"))
-NONE = Platform("none", False, reason="the unshare command is not installed")
+SANDBOX = Platform(True, False, memory="cgroup")
+MISSING = Platform(False, False, "bubblewrap (bwrap) is not installed: install bubblewrap (...)")
 
 
 @pytest.mark.parametrize("recipient", ["python", "python.exec", "python.run", " python ", "python<|constrain|>"])
@@ -42,7 +45,7 @@ def test_leaves_other_recipients_alone(recipient: str) -> None:
 
 
 def test_namespace_is_harmonys_python_tool_made_true(encoding: HarmonyEncoding, tmp_path: Path) -> None:
-    tool = PythonTool(workdir=tmp_path, timeout_s=30, platform=FULL)
+    tool = PythonTool(workdir=tmp_path, timeout_s=30, platform=SANDBOX)
     config = tool.namespace()
     reference = ToolNamespaceConfig.python()
     assert config.name == "python" and config.tools == []
@@ -58,23 +61,22 @@ def test_namespace_is_harmonys_python_tool_made_true(encoding: HarmonyEncoding, 
     assert "'/mnt/data'" in text
 
 
-def test_namespace_without_namespaces_names_the_real_folder_and_unknown_network(tmp_path: Path) -> None:
-    tool = PythonTool(workdir=tmp_path / "work", platform=NONE)
-    text = tool.namespace().description
-    assert repr(str((tmp_path / "work").resolve())) in text
-    assert "Internet access for this session is UNKNOWN" in text
-    assert "time out after 120.0 seconds" in text
+def test_without_bubblewrap_the_tool_fails_closed_in_one_line(tmp_path: Path) -> None:
+    tool = PythonTool(workdir=tmp_path / "work", platform=MISSING)
+    assert tool.containment() == f"Unavailable: {MISSING.reason}."
+    result = tool.run("print(1)", timeout_s=5, should_stop=lambda: False)
+    assert result.status == "failed" and result.text == f"[the python tool is unavailable: {MISSING.reason}]"
+    assert "\n" not in result.text and not (tmp_path / "work").exists()  # nothing ran, nothing was made
+    assert "Internet access for this session is UNKNOWN" in tool.namespace().description
 
 
-def test_containment_says_what_is_not_contained(tmp_path: Path) -> None:
-    weak = PythonTool(workdir=tmp_path, platform=NONE).containment()
-    assert "network is not blocked" in weak and "can read and write your files" in weak
-    assert "the unshare command is not installed" in weak and "no limit on the number of processes" in weak
-    strong = describe(FULL, SandboxLimits(), "/mnt/data")
-    assert strong.startswith("Contained: no network;") and "Not contained" not in strong
-    assert "128 processes" in strong
-    root_network = describe(Platform("network", True, unshare_args(True, "network")), SandboxLimits(), "/w")
-    assert "no limit on the number of processes" in root_network and "can read and write your files" in root_network
+def test_containment_says_how_memory_is_bounded() -> None:
+    whole = describe(SANDBOX, SandboxLimits(), "/mnt/data")
+    assert whole.startswith("Contained by bubblewrap and a seccomp filter: no network;")
+    assert "4096 MiB memory for all its processes, 128 processes" in whole and "per process" not in whole
+    each = describe(Platform(True, False, memory="process"), SandboxLimits(), "/mnt/data")
+    assert "2048 MiB memory per process and 32 processes (no cgroup here" in each
+    assert "256 MiB quota" in each and "no keyring, shared memory" in each
 
 
 def test_environment_is_an_allow_list(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -86,55 +88,59 @@ def test_environment_is_an_allow_list(monkeypatch: pytest.MonkeyPatch) -> None:
     assert "OPENAI_API_KEY" not in env and "SSH_AUTH_SOCK" not in env and "PYTHONPATH" not in env
 
 
-def test_full_plan_builds_a_root_from_the_allow_list(tmp_path: Path) -> None:
-    work, private = tmp_path / "data" / "python" / "c1", tmp_path / "private"
-    limits = SandboxLimits(disk_bytes=5 * 1024**2)
-    plan = build_plan(FULL, limits, workdir=work, private_dir=private, kernel_argv_for=kernel_argv, launcher=Path())
-    view = plan.spec["view"]
-    assert plan.view and view["workdir"] == "/mnt/data" and view["ipc"] == plan.ipc_inside == "/run/kernel"
-    assert "/usr" in view["readonly"] and "/etc/ld.so.cache" in view["readonly"]
-    assert sys.prefix in view["readonly"] or any(sys.prefix.startswith(path + "/") for path in view["readonly"])
+def test_the_allow_list_shows_the_system_and_python_and_nothing_else() -> None:
+    readonly, links = readonly_and_links(visible_paths())
+    assert "/usr" in readonly and "/etc/ld.so.cache" in readonly
+    assert sys.prefix in readonly or any(sys.prefix.startswith(path + "/") for path in readonly)
     allowed = {*SYSTEM_ROOTS, *(f"/etc/{name}" for name in ETC_ALLOWED), *python_folders()}
-    assert set(view["readonly"]) <= allowed and "/etc/passwd" not in view["readonly"]
-    assert not {"/", "/etc", "/home", "/root", "/tmp", "/var", "/opt", str(Path.home())} & set(view["readonly"])
-    assert str(work) not in str(plan.spec) and str(private / "root") == view["root"]
-    assert view["disk_bytes"] == 5 * 1024**2 and view["files"]["/etc/passwd"].startswith("root:x:0:0:")
-    assert plan.spec["argv"][-len(kernel_argv("x")) + 4] == "/run/kernel/connection.json"
-    assert plan.spec["kernel_log"] == "/run/kernel/kernel.log"
-    assert plan.argv[: len(FULL.unshare_args)] == list(FULL.unshare_args)
-    assert plan.argv[-1] == str(private / "launch.json")
-    assert plan.spec["drop"] == "capabilities" and plan.spec["cwd"] == "/mnt/data"
-    assert plan.spec["limits"]["processes"] == 128
-    assert plan.env == plan.spec["env"] and "OPENAI_API_KEY" not in plan.env and plan.env["TMPDIR"] == "/tmp"
+    assert set(readonly) | set(links) <= allowed and "/etc/passwd" not in readonly
+    assert not {"/", "/etc", "/home", "/root", "/tmp", "/var", "/opt", str(Path.home())} & set(readonly)
+    assert all(os.path.islink(path) for path in links) and not any(os.path.islink(path) for path in readonly)
 
 
-def test_plan_without_namespaces_runs_in_the_real_folder_without_process_limit(tmp_path: Path) -> None:
-    plan = build_plan(
-        NONE,
-        SandboxLimits(),
-        workdir=tmp_path,
-        private_dir=tmp_path / "p",
-        kernel_argv_for=kernel_argv,
-        launcher=Path(),
-    )
-    assert plan.argv[0] == sys.executable and plan.spec["view"] is None and plan.spec["drop"] == "none"
-    assert plan.workdir_inside == str(tmp_path.resolve()) and "processes" not in plan.spec["limits"]
-    assert plan.ipc_inside == str(tmp_path / "p" / "sock") and plan.spec["kernel_log"] is None
+@pytest.mark.parametrize("as_root", [True, False])
+def test_plan_runs_bubblewrap_with_every_namespace_the_quota_and_the_filter(tmp_path: Path, as_root: bool) -> None:
+    private = tmp_path / "private"
+    limits = SandboxLimits(disk_bytes=5 * 1024**2, inodes=77)
+    platform = Platform(True, as_root, memory="process", bwrap="/usr/bin/bwrap")
+    plan = build_plan(platform, limits, private_dir=private, kernel_argv_for=kernel_argv, launcher=Path("l.py"))
+    spec = plan.spec
+    try:
+        assert plan.view and plan.workdir_inside == "/mnt/data" and plan.ipc_inside == "/run/kernel"
+        assert plan.argv == [sys.executable, "-I", "-S", "l.py", "enter", str(private / "launch.json")]
+        bwrap = spec["bwrap"]
+        for option in ("--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent", "--new-session"):
+            assert option in bwrap
+        assert bwrap[bwrap.index("--cap-drop") + 1] == "ALL" and bwrap[0] == "/usr/bin/bwrap"
+        assert spec["seccomp_fd"] == plan.pass_fds[0] and os.read(plan.pass_fds[0], 8)  # a compiled filter
+        assert spec["disk_bytes"] == 5 * 1024**2 and spec["inodes"] == 77 and spec["cgroup_procs"] is None
+        assert spec["files"]["/etc/passwd"].startswith("root:x:0:0:")
+        assert spec["init"]["argv"][-len(kernel_argv("x")) + 4] == "/run/kernel/connection.json"
+        assert spec["init"]["limits"]["processes"] == 32 and spec["init"]["limits"]["memory_bytes"] == 2 * 1024**3
+        assert plan.env == spec["init"]["env"] and "OPENAI_API_KEY" not in plan.env and plan.env["TMPDIR"] == "/tmp"
+        if as_root:  # the host's root hands the sandbox to nobody, outside and inside
+            assert spec["become"] == [SANDBOX_UID, SANDBOX_UID] and spec["unshare"][1] == "--mount"
+            assert plan.owner == (SANDBOX_UID, SANDBOX_UID) and plan.socket_uid == SANDBOX_UID
+        else:  # an ordinary user mounts the quota in a user namespace of its own
+            assert spec["become"] is None and spec["unshare"][1:3] == ["--user", "--map-root-user"]
+            assert plan.owner is None and plan.socket_uid == os.getuid()
+    finally:
+        for fd in plan.pass_fds:
+            os.close(fd)
 
 
 @pytest.mark.skipif(shutil.which("unshare") is None, reason="the unshare command is not installed")
 def test_root_that_maps_only_itself_is_no_real_root() -> None:
     # as root in a user namespace mapping uid 0 alone (unshare -r, rootless containers) the kernel
-    # cannot be handed to nobody (chown fails with EINVAL): it must be launched as a plain user's
-    probe = "from harmony_chat.tools.python.sandbox import probe_platform as p; print(p().as_root, p().host_root)"
+    # cannot be handed to nobody: it must be launched as a plain user's
+    probe = "from harmony_chat.tools.python.sandbox import runs_as_real_root as r; print(r())"
     command = ["unshare", "--map-root-user", sys.executable, "-c", probe]
     done = subprocess.run(command, capture_output=True, text=True, timeout=60, check=False, cwd=ROOT)
     if done.returncode != 0 and "unshare" in done.stderr:
         pytest.skip(f"user namespaces are not allowed here: {done.stderr.strip()}")
     assert done.returncode == 0, done.stderr
-    as_root, host_root = done.stdout.split()
-    assert as_root == "False"
-    assert host_root == str(os.geteuid() == 0)  # the host's root: RLIMIT_NPROC cannot limit it
+    assert done.stdout.split() == ["False"]
+    assert runs_as_real_root() == (os.geteuid() == 0)
 
 
 def test_launcher_runs_on_the_standard_library_alone() -> None:
