@@ -78,12 +78,14 @@ def attack(capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pyte
     replay = tmp_path / "replay.txt"
     call = f"<|channel|>analysis to=python<|message|>{code}<|call|>"
     replay.write_text(call + "\n=====\n<|channel|>final<|message|>ok<|return|>\n", encoding="utf-8")
-    exit_code = main(["ask", "--config", str(config), "--replay", str(replay), "--tool", "python", "--yes", "--json", "q"])
+    exit_code = main(
+        ["ask", "--config", str(config), "--replay", str(replay), "--tool", "python", "--yes", "--json", "q"]
+    )
     out, _err = capsys.readouterr()
     events = [json.loads(line) for line in out.splitlines()]
     (result,) = [event for event in events if event["type"] == "tool_result"]
     assert exit_code == 0, events
-    import sys; sys.__stderr__.write("\n--- " + str(len(str(result["text"]))) + " " + str(result["text"])[-600:] + "\n"); return str(result["text"])  # DEBUG
+    return str(result["text"])
 
 
 def values(text: str) -> dict[str, str]:
@@ -147,8 +149,7 @@ def test_shared_memory_made_inside_does_not_outlive_the_sandbox(
         capsys,
         tmp_path,
         monkeypatch,
-        LIBC_SYSCALL
-        + f"shm, e = syscall({SYS_SHMGET}, ctypes.c_long({key}), ctypes.c_size_t({MIB}),"
+        LIBC_SYSCALL + f"shm, e = syscall({SYS_SHMGET}, ctypes.c_long({key}), ctypes.c_size_t({MIB}),"
         f" ctypes.c_long({IPC_CREAT | 0o666}))\nprint(f'shm={{shm}} shm_errno={{e}}')\n",
     )
     leaked = _host_segments().get(key)
@@ -285,7 +286,6 @@ def test_memory_is_bounded_across_processes(tmp_path: Path) -> None:
         result = run(tool, code, timeout_s=CALL_TIMEOUT_S)
     finally:
         tool.close()
-    import sys; sys.__stderr__.write("\n--- " + result.text + "\n")  # DEBUG
     survived = values(result.text).get("survived")
     assert (survived is not None and int(survived) < 3) or "[the Python kernel died" in result.text, result.text
 
@@ -306,9 +306,7 @@ def test_without_a_cgroup_each_process_gets_the_lower_limits(tmp_path: Path) -> 
     assert result.text.strip() == f"({memory}, {memory}) ({processes}, {processes})", result.text
 
 
-PNG = (
-    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
-)
+PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
 """A valid 1x1 PNG, base64."""
 
 
@@ -356,5 +354,6 @@ def test_the_python_folders_are_private_whatever_the_umask(
     top = tmp_path / "data" / "python"
     (workdir,) = top.iterdir()
     assert "note.txt" in text
+    assert stat.S_IMODE((tmp_path / "data").stat().st_mode) == 0o700
     assert stat.S_IMODE(top.stat().st_mode) == 0o700
     assert stat.S_IMODE(workdir.stat().st_mode) == 0o700

@@ -80,6 +80,22 @@ def test_the_working_folder_has_a_quota_and_the_model_is_told(tool: PythonTool) 
 
 
 @needs_sandbox
+def test_empty_files_stop_at_the_inode_limit(tmp_path: Path) -> None:
+    """Empty files cost no bytes but memory: the quota's tmpfs holds a bounded number of them."""
+    tool = PythonTool(workdir=tmp_path / "work", limits=SandboxLimits(inodes=300))
+    try:
+        code = (
+            "import os\nmade = 0\ntry:\n    for n in range(5000):\n        open(f'/tmp/e{n}', 'w').close()\n"
+            "        made += 1\nexcept OSError as error:\n    print('stopped', made, error.errno)"
+        )
+        result = run(tool, code)
+    finally:
+        tool.close()
+    words = result.text.split()
+    assert words[0] == "stopped" and int(words[1]) < 300 and words[2] == "28", result.text  # ENOSPC
+
+
+@needs_sandbox
 def test_tmp_is_private_and_writable(tool: PythonTool, tmp_path: Path) -> None:
     planted = Path("/tmp") / f"harmony-chat-host-{uuid.uuid4().hex}"
     planted.write_text("host tmp", encoding="utf-8")
