@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harmony_chat.tools.output import OUTPUT_LIMIT_BYTES, cap_output, cut_marker
-from harmony_chat.tools.python.workspace import Owner, save_numbered
+from harmony_chat.tools.python.workspace import MAX_LISTED_FILES, Owner, save_numbered
 
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07")
 IMAGE_TYPES = {"image/png": "png", "image/jpeg": "jpg", "image/svg+xml": "svg", "image/gif": "gif"}
@@ -148,7 +148,7 @@ class CellOutput:
         saved = set(self.images)
         new_files = [path for path in files if path not in saved]
         if new_files:
-            extra.append(bounded_list("files written", new_files, room // 2))
+            extra.append(bounded_list("files written", new_files, room // 2, most=MAX_LISTED_FILES))
         extra.extend(self.unsaved)
         if self.unsaved_count > 1:
             extra.append(f"[{self.unsaved_count - 1:,} more images could not be saved either]")
@@ -160,13 +160,13 @@ class CellOutput:
         return text, truncated
 
 
-def bounded_list(label: str, paths: list[str], room: int) -> str:
-    """``[label: a, b, ...]`` within about ``room`` bytes, naming how many more there were past it."""
+def bounded_list(label: str, paths: list[str], room: int, *, most: int | None = None) -> str:
+    """``[label: a, b, ...]``: ``most`` paths at most, within about ``room`` bytes, then how many more there were."""
     shown: list[str] = []
     used = len(label) + 4
     for path in paths:
         size = len(path.encode("utf-8")) + 2
-        if shown and used + size > room:
+        if shown and (used + size > room or len(shown) == most):
             break
         shown.append(path)
         used += size

@@ -190,7 +190,7 @@ class KernelProcess:
                 home = open_subfolder(self.folder_fd, ".home", create=True)
                 stack.callback(os.close, home)
                 os.close(open_subfolder(home, "tmp", create=True))
-        log = (private / "kernel.log").open("wb")
+        log = os.fdopen(os.open(private / "kernel.log", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "wb")
         try:
             self.process = _SPAWNER.submit(
                 subprocess.Popen,

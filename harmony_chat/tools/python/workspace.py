@@ -185,19 +185,16 @@ def _scan_into(dir_fd: int, prefix: str, depth: int, listing: Listing, max_entri
 
 
 def changed_files(before: Mapping[str, Stamp], after: Mapping[str, Stamp], shown: str) -> list[str]:
-    """Paths (as the code sees them) of files created or modified between two walks, bounded.
+    """Paths (as the code sees them) of files created or modified between two walks, sorted.
 
-    The sandbox's own ``.home`` is left out.
+    The sandbox's own ``.home`` is left out; the model's text lists at most :data:`MAX_LISTED_FILES`.
     """
     changed = sorted(
         name
         for name, stamp in after.items()
         if before.get(name) != stamp and name.split("/", 1)[0] not in HIDDEN_ENTRIES
     )
-    listed = [f"{shown}/{name}" for name in changed[:MAX_LISTED_FILES]]
-    if len(changed) > MAX_LISTED_FILES:
-        listed.append(f"and {len(changed) - MAX_LISTED_FILES} more")
-    return listed
+    return [f"{shown}/{name}" for name in changed]
 
 
 def copy_file(src_fd: int, name: str, dst_fd: int, dst_name: str, *, owner: Owner = None) -> bool:

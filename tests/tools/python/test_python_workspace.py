@@ -503,14 +503,24 @@ def test_a_new_folder_swapped_for_a_link_is_not_given_away(
     assert (outside / "secret.txt").stat().st_uid == os.geteuid()  # chown did not go through the link
 
 
-def test_changed_files_leave_out_the_sandbox_home_and_are_bounded() -> None:
+def test_changed_files_leave_out_the_sandbox_home_and_are_sorted() -> None:
     before = {"same.txt": (1, 1), "edited.txt": (1, 1)}
     after = {"same.txt": (1, 1), "edited.txt": (2, 1), ".home/x": (3, 3), ".home/.cache/y": (1, 1), ".homework": (1, 1)}
     assert changed_files(before, after, "/w") == ["/w/.homework", "/w/edited.txt"]
     many = {f"f{number:02}": (1, 1) for number in range(25)}
-    listed = changed_files({}, many, "/w")
-    assert len(listed) == workspace.MAX_LISTED_FILES + 1 and listed[-1] == "and 5 more"
-    assert listed[0] == "/w/f00" and changed_files({}, dict(list(many.items())[:20]), "/w")[-1] == "/w/f19"
+    assert changed_files({}, many, "/w") == [f"/w/f{number:02}" for number in range(25)]
+
+
+def test_the_model_reads_at_most_twenty_written_files_and_never_an_image_twice() -> None:
+    output = CellOutput(None, "/w")
+    output.images = ["/w/output-1.png", "/w/output-2.png"]
+    files = [*output.images, *(f"/w/f{number:02}" for number in range(25))]
+    text, _ = output.text(notes=[], files=files)
+    assert "[images saved: /w/output-1.png, /w/output-2.png]" in text
+    listed = ", ".join(f"/w/f{number:02}" for number in range(workspace.MAX_LISTED_FILES))
+    assert f"[files written: {listed} and 5 more]" in text
+    only_images, _ = output.text(notes=[], files=list(output.images))
+    assert "files written" not in only_images
 
 
 def test_free_bytes_reads_the_folders_file_system(folder: int, work: Path) -> None:
