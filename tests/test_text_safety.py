@@ -24,6 +24,19 @@ def test_escape_sequences_become_pictures() -> None:
     assert visible("tab\there\r\nline\rover") == "tab\there\nline␍over"
 
 
+BIDI_AND_SEPARATORS = "\u061c\u200e\u200f\u2028\u2029" + "".join(
+    map(chr, [*range(0x202A, 0x202F), *range(0x2066, 0x206A)])
+)
+
+
+def test_bidi_controls_and_line_separators_are_written_as_escapes() -> None:
+    trap = 'if access == "none\u202e\u2066# check\u2069\u2066":'
+    assert visible(trap) == 'if access == "none\\u202e\\u2066# check\\u2069\\u2066":'
+    assert visible("one\u2028two\u2029") == "one\\u2028two\\u2029"
+    for char in BIDI_AND_SEPARATORS:
+        assert visible(char) == f"\\u{ord(char):04x}"
+
+
 @given(TEXT)
 def test_no_control_character_but_tab_and_newline_is_left(text: str) -> None:
     shown = visible(text)

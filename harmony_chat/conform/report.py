@@ -7,7 +7,6 @@ control characters escaped, so a server cannot style or drive the terminal it is
 from __future__ import annotations
 
 import json
-import re
 from typing import IO, Any
 
 from rich.console import Console
@@ -16,14 +15,14 @@ from rich.text import Text
 
 from harmony_chat.conform.result import CheckResult, Status
 from harmony_chat.conform.runner import Audit
+from harmony_chat.text_safety import visible
 
 STYLES = {Status.PASS: "green", Status.FAIL: "bold red", Status.NOT_OFFERED: "yellow", Status.INCONCLUSIVE: "yellow"}
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
 
 def plain(text: str) -> str:
-    """``text`` with control and bidi-override characters written as escapes."""
-    return _CONTROL.sub(lambda match: f"\\u{ord(match.group(0)):04x}", text)
+    """``text`` safe for the terminal: the one neutraliser, :func:`harmony_chat.text_safety.visible`."""
+    return visible(text)
 
 
 def _row(result: CheckResult) -> list[Text]:
@@ -39,7 +38,8 @@ def _row(result: CheckResult) -> list[Text]:
 def print_table(audit: Audit, stream: IO[str]) -> None:
     """The table and a one-line tally."""
     console = Console(file=stream, width=None if stream.isatty() else 200, highlight=False, emoji=False)
-    table = Table(title=plain(f"{audit.server} · model {audit.model}"), show_lines=True, expand=False)
+    title = Text(plain(f"{audit.server} · model {audit.model}"))  # Text: a server's model id is never markup
+    table = Table(title=title, show_lines=True, expand=False)
     table.add_column("check", ratio=2)
     table.add_column("what the guide says", ratio=3)
     table.add_column("result", no_wrap=True)

@@ -106,6 +106,21 @@ def test_the_approval_prompt_shows_a_hidden_line_of_code(
     assert not (tmp_path / "pwned.txt").exists()
 
 
+def test_bidi_controls_in_the_approval_prompt_and_answer_are_written_as_escapes(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Code that reads differently from what runs (a Trojan Source comparison) shows its controls."""
+    monkeypatch.setenv("HARMONY_CHAT_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setattr(sys, "stdin", TerminalInput("n\n"))
+    trap = 'access = "user"\nif access != "none\u202e\u2066# check\u2069\u2066":\n    print(1)'
+    call = f"<|channel|>analysis to=python<|message|>{trap}<|call|>"
+    replay = recording(tmp_path / "r.txt", call, "<|channel|>final<|message|>ok\u2028\u202eko<|return|>")
+    code, out, err = ask(capsys, "--replay", str(replay), "--tool", "python", "q")
+    assert code == 0 and not {"\u202e", "\u2066", "\u2069", "\u2028"} & set(out + err)
+    assert '\n    if access != "none\\u202e\\u2066# check\\u2069\\u2066":\n' in err
+    assert out == "ok\\u2028\\u202eko\n"
+
+
 def test_the_approval_prompt_names_the_kind_of_action(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import io
+
+import pytest
+
 from harmony_chat.conform.checks.effort import superiority
 from harmony_chat.conform.command import pick_model
+from harmony_chat.conform.guide import Clause
 from harmony_chat.conform.readers import (
     analysis_in_answer,
     assemble_chat_stream,
@@ -12,8 +17,11 @@ from harmony_chat.conform.readers import (
     prompt_tokens,
     quote,
 )
-from harmony_chat.conform.report import plain
+from harmony_chat.conform.report import plain, print_table
+from harmony_chat.conform.result import Check, CheckResult, Outcome, Status
+from harmony_chat.conform.runner import Audit
 from harmony_chat.conform.transport import Reply, api_base
+from harmony_chat.text_safety import visible
 
 
 def test_quote_escapes_control_characters_and_clips() -> None:
@@ -22,9 +30,24 @@ def test_quote_escapes_control_characters_and_clips() -> None:
     assert quote(None) == '"null"'
 
 
-def test_plain_escapes_what_a_terminal_would_obey() -> None:
-    assert plain("ok \x1b]0;title\x07 \u202e") == "ok \\u001b]0;title\\u0007 \\u202e"
+def test_plain_is_the_one_neutraliser() -> None:
+    assert plain("ok \x1b]0;title\x07 \u202e") == visible("ok \x1b]0;title\x07 \u202e") == "ok ␛]0;title␇ \\u202e"
     assert plain("tab\tand newline\n stay") == "tab\tand newline\n stay"
+
+
+@pytest.mark.parametrize(
+    "model",
+    ["[/bold]", "[link=https://evil.example/steal]trusted-model[/link] [blink]x", "gpt-oss\x1b]8;;https://e\x07"],
+)
+def test_a_servers_model_id_is_printed_as_text_never_markup(model: str) -> None:
+    clause = Clause(source="guide", section="s", rule="[bold]rule[/bold] from a file")
+    check = Check("c1", "[red]title", "chat", clause, lambda _session: Outcome.passed("x"))
+    result = CheckResult(check, Outcome(Status.FAIL, "evidence [link=https://evil.example]x[/link]"))
+    stream = io.StringIO()
+    print_table(Audit("http://127.0.0.1:1 [i]", model, (result,), 1), stream)
+    out = stream.getvalue()
+    assert visible(model) in out.replace("\n", "")  # the id itself, every bracket kept
+    assert "\x1b" not in out and "[red]title" in out and "[link=https://evil.example]x[/link]" in out
 
 
 def test_markup_finds_tokens_and_header_residue_but_not_prose() -> None:
