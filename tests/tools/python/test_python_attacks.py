@@ -18,6 +18,8 @@ import secrets
 import shutil
 import socket
 import stat
+import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -357,3 +359,56 @@ def test_the_python_folders_are_private_whatever_the_umask(
     assert stat.S_IMODE((tmp_path / "data").stat().st_mode) == 0o700
     assert stat.S_IMODE(top.stat().st_mode) == 0o700
     assert stat.S_IMODE(workdir.stat().st_mode) == 0o700
+
+
+ORDINARY_USER_CHECKS = (
+    "import ctypes, os\n"
+    "libc = ctypes.CDLL(None, use_errno=True)\n"
+    "cap = [line.split()[1] for line in open('/proc/self/status') if line.startswith('CapEff')][0]\n"
+    "keyctl = libc.syscall(250, 0, -3, 0)\n"
+    "keyctl_errno = ctypes.get_errno()\n"
+    "unshare = libc.syscall(272, 0x10000000)\n"
+    "print(f'uid={os.getuid()} cap={cap} keyctl={keyctl}/{keyctl_errno} unshare={unshare}/{ctypes.get_errno()}')\n"
+)
+"""What must hold for an ordinary user as for root: nobody inside, no capabilities, no keyring, no namespaces."""
+
+
+def _as_ordinary_user(how: str) -> list[str]:
+    """The command prefix that runs harmony-chat as an ordinary user, or skips when this machine has none."""
+    if how == "user namespace":
+        prefix = ["unshare", "--user", "--map-root-user"]
+    else:
+        if os.geteuid() != 0 or shutil.which("setpriv") is None:
+            pytest.skip("needs root (to become nobody) and setpriv")
+        prefix = ["setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups"]
+    again = "import os, sys, harmony_chat; os.execv(sys.executable, [sys.executable, '-c', ''])"  # it starts Pythons
+    probe = subprocess.run([*prefix, sys.executable, "-c", again], capture_output=True, check=False)
+    if probe.returncode != 0:
+        pytest.skip(f"cannot run this Python as an ordinary user here ({how}): {probe.stderr.decode()[-200:]}")
+    return prefix
+
+
+@x86_64
+@pytest.mark.parametrize("how", ["user namespace", "nobody"])
+def test_an_ordinary_user_gets_the_same_sandbox(tmp_path: Path, how: str) -> None:
+    """The whole ``ask`` path as a user who is not root (root of a user namespace of its own, or ``nobody``)."""
+    prefix = _as_ordinary_user(how)
+    data = tmp_path / "data"
+    data.mkdir()
+    replay = tmp_path / "replay.txt"
+    call = f"<|channel|>analysis to=python<|message|>{ORDINARY_USER_CHECKS}<|call|>"
+    replay.write_text(call + "\n=====\n<|channel|>final<|message|>ok<|return|>\n", encoding="utf-8")
+    os.chmod(tmp_path, 0o755)
+    if how == "nobody":
+        for path in (data, replay, tmp_path):
+            os.chown(path, 65534, 65534)
+    command = [*prefix, sys.executable, "-m", "harmony_chat", "ask", "--replay", str(replay)]
+    command += ["--tool", "python", "--yes", "--json", "q"]
+    env = dict(os.environ, HARMONY_CHAT_DATA_DIR=str(data), HOME=str(tmp_path))
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False, env=env)
+    events = [json.loads(line) for line in done.stdout.splitlines()]
+    (result,) = [event for event in events if event["type"] == "tool_result"]
+    text = str(result["text"])
+    assert f"uid=65534 cap=0000000000000000 keyctl=-1/{errno.EPERM} unshare=-1/{errno.EPERM}" in text, (
+        text + done.stderr
+    )
