@@ -20,6 +20,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from harmony_chat.errors import EngineAuthError, EngineUnreachableError, HarmonyChatError
+from harmony_chat.private_files import write_private_text
 
 MAX_REPLY_BYTES = 8_000_000
 """The most a reply may send before it is cut off (a server streaming forever cannot fill memory)."""
@@ -311,9 +312,9 @@ class RecordingTransport:
         return reply
 
     def save(self, path: Path, *, server: str, model: str) -> None:
-        """Write the recording (JSON) that :class:`ReplayTransport` reads."""
+        """Write the recording (JSON) that :class:`ReplayTransport` reads, readable by its owner only."""
         recording = {"server": server, "model": model, "probes": self.exchanges}
-        path.write_text(json.dumps(recording, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        write_private_text(path, json.dumps(recording, indent=1, ensure_ascii=False) + "\n")
 
 
 class ReplayTransport:

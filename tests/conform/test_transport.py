@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import socket
+import stat
 import threading
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -225,3 +227,20 @@ def test_a_server_that_never_answers_is_a_failure_after_one_retry() -> None:
     http.close()
     thread.join(timeout=10)
     assert reply.status == 0 and reply.failure is not None and reply.failure.startswith("connection failed: ")
+
+
+def test_a_recording_is_readable_by_its_owner_only(tmp_path: Path) -> None:
+    """``conform --record`` holds everything a server said: 0600 whatever the umask, like every recording."""
+    from harmony_chat.conform.transport import RecordingTransport, ReplayTransport
+
+    source = ReplayTransport.load(FIXTURES / "vllm.json")
+    recorder = RecordingTransport(source)
+    recorder.send(Probe("chat.plain", "/chat/completions", {"model": "m", "messages": []}))
+    path = tmp_path / "run.json"
+    old = os.umask(0o022)
+    try:
+        recorder.save(path, server="http://127.0.0.1:1", model="m")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert json.loads(path.read_text(encoding="utf-8"))["probes"]["chat.plain"]["status"] == 200
