@@ -148,7 +148,8 @@ class ModelSettings(_Section):
     """``[model]``: which model and how to run it."""
 
     path: str | None = None
-    """A gpt-oss GGUF file (``~`` is expanded). Without a model the pocket gpt-oss runs."""
+    """A gpt-oss GGUF file (``~`` is expanded). Without one the app and ``serve`` run the pocket gpt-oss; ``ask``
+    needs one (or ``--demo``)."""
     hf_repo: str | None = None
     """A Hugging Face repository to download the model from (with ``hf_file``)."""
     hf_file: str | None = None

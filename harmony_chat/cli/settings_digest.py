@@ -11,7 +11,7 @@ SETTINGS: dict[str, tuple[str, tuple[str, ...], str]] = {
     "model.path": (
         "str",
         (),
-        "A gpt-oss GGUF file (~ is expanded). Without a model the pocket gpt-oss runs.",
+        "A gpt-oss GGUF file (~ is expanded). Without one the app and serve run the pocket gpt-oss; ask needs one (or --demo).",
     ),
     "model.hf_repo": (
         "str",

@@ -90,3 +90,9 @@ def test_a_command_gets_the_flags_in_place_of_its_overrides_parameter() -> None:
         chat_flags(ASK)(no_overrides)
     with pytest.raises(TypeError, match="'ctx'"):
         chat_flags(ASK)(own_flag)  # --ctx is the table's
+
+
+def test_ask_help_does_not_promise_a_model_ask_refuses_to_pick() -> None:
+    """``ask`` never falls back to the pocket model silently, and its ``--model`` help says so."""
+    help_text = SETTINGS["model.path"][2]
+    assert "ask needs one (or --demo)" in help_text and "Without a model the pocket gpt-oss runs" not in help_text
