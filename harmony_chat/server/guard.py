@@ -17,6 +17,7 @@ talk to 127.0.0.1 under its own name (and read the answers). So, before anything
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from urllib.parse import urlsplit
 
@@ -41,12 +42,22 @@ def host_rule(bind: str, *, api_key: str | None, allow: Iterable[str]) -> tuple[
     return tuple(dict.fromkeys((*LOOPBACK_HOSTS, *allowed)))
 
 
+_HOST = re.compile(r"(?:\[(?P<ipv6>[0-9a-f:.]+)\]|(?P<name>[a-z0-9._-]+|[0-9a-f:]+))(?::[0-9]{1,5})?")
+"""``host[:port]`` as RFC 9110 allows it here: a name or IPv4 address, or an IPv6 address in brackets."""
+
+
 def host_name(value: str) -> str:
-    """The name part of a ``Host`` header value or URL authority: no port, no IPv6 brackets, lowercase."""
+    """The name part of a ``Host`` header value or URL authority: no port, no IPv6 brackets, lowercase.
+
+    Anything that is not ``host[:port]`` (userinfo ``a@b``, a path, spaces) gives ``""``, no name.
+    """
     value = value.strip().lower()
-    if value.startswith("["):
-        return value[1 : value.find("]")] if "]" in value else value
-    return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
+    if value.count(":") > 1 and not value.startswith("["):  # a bare IPv6 address (an allow-list entry)
+        return value if re.fullmatch(r"[0-9a-f:.]+", value) else ""
+    match = _HOST.fullmatch(value)
+    if match is None:
+        return ""
+    return match.group("ipv6") or match.group("name")
 
 
 def _origin_name(origin: str) -> str | None:
@@ -79,7 +90,7 @@ class RequestGuard:
         """The error a request gets, or None when it may go on."""
         headers = {key.decode("latin-1").lower(): value.decode("latin-1") for key, value in scope["headers"]}
         host = headers.get("host", "")
-        if self.allowed is not None and host_name(host) not in self.allowed:
+        if not host_name(host) or (self.allowed is not None and host_name(host) not in self.allowed):
             shown = host[:100]
             return ApiError(
                 400,

@@ -16,7 +16,7 @@ import pytest
 from openai_harmony import HarmonyEncoding
 
 from harmony_chat.server.app import ServerLimits
-from harmony_chat.server.guard import LOOPBACK_HOSTS, host_rule
+from harmony_chat.server.guard import LOOPBACK_HOSTS, RequestGuard, host_rule
 from harmony_chat.server.harmony_request import ServedModel
 from tests.server.conftest import DATE, RunningServer, replay, replay_server, running
 from tests.server.test_chat_completions import ANSWER
@@ -56,6 +56,18 @@ def test_foreign_host_names_never_reach_the_model(encoding: HarmonyEncoding) -> 
     assert backend.prompts == []
 
 
+def test_a_host_that_is_not_host_and_port_is_refused(encoding: HarmonyEncoding) -> None:
+    """Userinfo, paths and spaces in ``Host`` are no name of this server, even when they start with one."""
+    backend, server = replay_server(encoding, ANSWER)
+    with server as running_server:
+        url, port = running_server.url + "/v1/chat/completions", _port(running_server)
+        tricks = [f"127.0.0.1:{port}@evil.com", f"user@127.0.0.1:{port}", f"localhost:{port}/x", "localhost evil.com"]
+        refused = [httpx.post(url, json=BODY, headers={"Host": trick}, timeout=10) for trick in tricks]
+    assert [response.status_code for response in refused] == [400] * len(tricks)
+    assert {_error(response)["code"] for response in refused} == {"invalid_host"}
+    assert backend.prompts == []
+
+
 def test_an_allowed_host_name_is_accepted(encoding: HarmonyEncoding) -> None:
     served = ServedModel(replay(encoding, ANSWER), encoding, "replay-model", start_date=DATE)
     with running(served, ServerLimits(allowed_hosts=(*LOOPBACK_HOSTS, "chat.lan"))) as running_server:
@@ -71,6 +83,9 @@ def test_which_host_names_a_bind_accepts() -> None:
     assert host_rule("127.0.0.1", api_key=None, allow=()) == LOOPBACK_HOSTS
     assert host_rule("::1", api_key="k", allow=("Chat.Lan",)) == (*LOOPBACK_HOSTS, "chat.lan")
     assert host_rule("0.0.0.0", api_key="k", allow=()) is None  # the key guards it; any name reaches it
+    guard = RequestGuard(lambda *_: None, None)  # type: ignore[arg-type]
+    request = {"type": "http", "method": "GET", "headers": [(b"host", b"a.example:1@b.example")]}
+    assert guard.check(request) is not None  # even where any name is accepted, not a malformed one
     assert host_rule("0.0.0.0", api_key="k", allow=("gpu.lan",)) == (*LOOPBACK_HOSTS, "gpu.lan")
 
 
