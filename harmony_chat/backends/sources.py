@@ -79,4 +79,9 @@ def resolve_model(model: Path | None, hf_repo: str | None, hf_file: str | None) 
         raise ModelError("--hf-repo and --hf-file go together")
     if hf_repo and hf_file:
         return download_from_hub(hf_repo, hf_file)
-    return model.expanduser() if model is not None else None
+    if model is None:
+        return None
+    path = model.expanduser()
+    if not path.exists():  # said while finding the model, before any step that would load it
+        raise ModelError(f"model file not found: {path}")
+    return path

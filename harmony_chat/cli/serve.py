@@ -77,8 +77,10 @@ def serve(
     from harmony_chat.chat.factory import load_model
     from harmony_chat.server.app import ServerLimits, run_server
     from harmony_chat.server.backend_pool import pool_for
+    from harmony_chat.server.connections import fit_connections
     from harmony_chat.server.harmony_request import ServedModel
     from harmony_chat.server.limits import check_bind
+    from harmony_chat.server.listening import listen
     from harmony_chat.server.response_store import store_location
 
     check_bind(host, api_key)  # before loading anything
@@ -88,29 +90,40 @@ def serve(
             "--parallel needs a serving engine (--url): the in-process model runs one generation at a time; "
             "serve the GGUF with llama-server --parallel N and point --url at it"
         )
+    limits = ServerLimits(
+        max_queue=max_queue,
+        parallel=parallel,
+        max_connections=max_connections,
+        header_timeout_s=header_timeout,
+        store_path=store_location(store_path),
+    )
+    limits.max_connections, limits.backlog = fit_connections(limits.max_connections, limits.backlog)
     loaded = load_model(options, lambda step: print(visible(f"{step}..."), file=sys.stderr))
-    with ServedModel(
-        loaded.backend,
-        loaded.encoding,
-        name or loaded.info.name,
-        sampling=options.sampling,
-        effort=options.settings.chat.effort,
-        start_date=options.conversation_date,
-        context_size=loaded.info.context_size,
-    ) as served:
+    with (
+        ServedModel(
+            loaded.backend,
+            loaded.encoding,
+            name or loaded.info.name,
+            sampling=options.sampling,
+            effort=options.settings.chat.effort,
+            start_date=options.conversation_date,
+            context_size=loaded.info.context_size,
+        ) as served,
+        listen(host, port, limits.backlog) as sock,  # bound before "serving" is said: a port in use is one line
+    ):
         pool = pool_for(loaded.backend, parallel)
         at_once = "1 generation at a time" if pool.size == 1 else f"{pool.size} generations at once"
         print(
             visible(f"serving {served.name} at http://{host}:{port}/v1, {at_once} ({pool.reason}); Ctrl+C stops"),
             file=sys.stderr,
         )
-        limits = ServerLimits(
-            max_queue=max_queue,
-            parallel=parallel,
-            max_connections=max_connections,
-            header_timeout_s=header_timeout,
-            store_path=store_location(store_path),
-        )
         run_server(
-            served, host=host, port=port, api_key=api_key, limits=limits, allow_hosts=tuple(allow_host or ()), pool=pool
+            served,
+            host=host,
+            port=port,
+            api_key=api_key,
+            limits=limits,
+            allow_hosts=tuple(allow_host or ()),
+            pool=pool,
+            sock=sock,
         )

@@ -73,6 +73,8 @@ from harmony_chat.server.summaries import parse_summary, summarizer_for
 from harmony_chat.server.turn_output import TurnReader
 
 if TYPE_CHECKING:
+    import socket
+
     import uvicorn
 
     from harmony_chat.chat.summary import Summarizer
@@ -443,8 +445,11 @@ def run_server(
     limits: ServerLimits | None = None,
     allow_hosts: tuple[str, ...] = (),
     pool: BackendPool | None = None,
+    sock: socket.socket | None = None,
 ) -> None:
     """Serve until interrupted (the ``serve`` command), listed in the registry of running servers meanwhile.
+
+    ``sock`` is the socket :func:`~harmony_chat.server.listening.listen` bound (None: bound here).
 
     ``allow_hosts`` are the host names clients may use beside the loopback ones (see
     :func:`~harmony_chat.server.guard.host_rule`); ``pool`` the handles generations run on
@@ -455,7 +460,7 @@ def run_server(
         ParallelError: when ``limits.parallel`` asks for more than the model can run at once.
         StoreError: when the store's file cannot be used.
     """
-    from harmony_chat.server.listening import RegisteringServer
+    from harmony_chat.server.listening import ListenError, RegisteringServer, listen
     from harmony_chat.server.log_text import serve_log_config
 
     check_bind(host, api_key)
@@ -469,12 +474,14 @@ def run_server(
     )
     quiet_repeats()
     server = RegisteringServer(config, model=served.name, api_key=bool(api_key))
+    bound = sock or listen(host, port, limits.backlog)
     try:
-        server.run()
+        server.run(sockets=[bound])
     except KeyboardInterrupt:  # uvicorn re-raises the Ctrl+C it handled once it has shut down
         pass
     finally:
         server.unregister()
+        bound.close()
         app.state.harmony.store.close()
     if not server.started:
-        raise SystemExit(3)  # uvicorn's startup failure; it has logged why (the port is taken...)
+        raise ListenError(f"the server did not start on {host}:{port} (its log above says why)")

@@ -1,4 +1,7 @@
-"""uvicorn for ``serve``: registers the server once it listens, and unregisters it when it stops.
+"""uvicorn for ``serve``: the listening socket bound first, registration while it listens.
+
+:func:`listen` binds the port before the model loads, so a port in use is one ``error:`` line at
+once, and ``serve`` claims to be serving only once it is.
 
 Unregistering happens as shutdown begins, inside uvicorn's own signal handling: after a SIGTERM
 uvicorn re-raises the signal once it has shut down, which ends the process before any ``finally``
@@ -12,7 +15,30 @@ from pathlib import Path
 
 import uvicorn
 
+from harmony_chat.errors import HarmonyChatError
 from harmony_chat.server.registry import register, unregister
+
+
+class ListenError(HarmonyChatError):
+    """The address cannot be listened on (in use, not this machine's, not permitted)."""
+
+
+def listen(host: str, port: int, backlog: int) -> socket.socket:
+    """A socket bound to ``host``:``port`` and listening; raise ``ListenError`` in one line."""
+    try:
+        family, kind, proto, _name, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+        sock = socket.socket(family, kind, proto)
+    except OSError as error:
+        raise ListenError(f"cannot listen on {host}:{port}: {error.strerror or error}") from None
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+        sock.listen(backlog)
+    except OSError as error:
+        sock.close()
+        raise ListenError(f"cannot listen on {host}:{port}: {(error.strerror or str(error)).lower()}") from None
+    sock.set_inheritable(True)
+    return sock
 
 
 class RegisteringServer(uvicorn.Server):

@@ -106,3 +106,28 @@ def test_serve_flags_reach_the_server(tmp_path: Path, encoding: HarmonyEncoding)
     assert named.status_code == 200 and foreign.status_code == 400
     assert response.output_text == "Hi."
     assert store.exists() and (store.stat().st_mode & 0o777) == 0o600
+
+
+def test_a_port_in_use_is_one_error_line_exit_1_and_no_serving_claim(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    recording = tmp_path / "r.txt"
+    recording.write_text("<|channel|>final<|message|>hi<|return|>\n", encoding="utf-8")
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        code = main(["serve", "--replay", str(recording), "--port", str(port)])
+    err = capsys.readouterr().err
+    assert code == 1, err
+    assert err.splitlines()[-1] == f"error: cannot listen on 127.0.0.1:{port}: address already in use"
+    assert "serving" not in err and "Traceback" not in err and "Errno" not in err
+
+
+def test_a_missing_model_file_is_said_before_any_loading_step(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["serve", "--model", "/nonexistent/missing.gguf"])
+    err = capsys.readouterr().err
+    assert code == 1 and err.splitlines() == [
+        "finding the model...",
+        "error: model file not found: /nonexistent/missing.gguf",
+    ]
