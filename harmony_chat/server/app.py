@@ -21,7 +21,7 @@ from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
@@ -390,6 +390,9 @@ async def _http_error(request: Request, error: Exception) -> Response:
 
 
 async def _unexpected(request: Request, error: Exception) -> Response:
+    if isinstance(error, ClientDisconnect):  # the client went away mid-body: its own doing, nobody reads the reply
+        log.info("a client left %s before its request body arrived", request.url.path)
+        return ApiError(400, "the client disconnected before its request body arrived").response()
     log.error("unexpected error serving %s: %s", request.url.path, error, exc_info=error)
     return ApiError(500, f"internal error: {type(error).__name__}").response()
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import logging
+import socket
+import time
 from typing import Any
 
 import httpx
@@ -219,3 +221,27 @@ def test_lone_surrogates_are_a_400_without_a_traceback(
     assert "Traceback" not in caplog.text
     assert not [record for record in caplog.records if record.levelno >= logging.ERROR]
     assert len(backend.prompts) == 1
+
+
+def test_a_client_that_leaves_mid_body_is_one_info_line_not_an_error(
+    encoding: HarmonyEncoding, caplog: pytest.LogCaptureFixture
+) -> None:
+    backend, server = replay_server(encoding, ANSWER)
+    caplog.set_level(logging.INFO, logger="harmony_chat.server")
+    with server as running_server:
+        port = int(_port(running_server))
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as client:
+            client.sendall(
+                b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                b'Content-Length: 1000\r\n\r\n{"model": '
+            )
+            time.sleep(0.3)
+        deadline = time.monotonic() + 10
+        while not caplog.records and time.monotonic() < deadline:
+            time.sleep(0.05)
+        health = httpx.get(running_server.url + "/health", timeout=10)
+    records = [record for record in caplog.records if record.name == "harmony_chat.server"]
+    assert health.status_code == 200 and backend.prompts == []
+    assert [record.levelno for record in records] == [logging.INFO], [record.getMessage() for record in records]
+    assert records[0].getMessage() == "a client left /v1/chat/completions before its request body arrived"
+    assert records[0].exc_info is None
