@@ -1,13 +1,15 @@
-"""Connections before authentication: a bound on how many are held, and a deadline for their headers.
+"""Connections before their request is whole: a bound on how many are held, and deadlines for headers and body.
 
-Without both, thousands of connections that each send half a header (nothing the API key can
-stop: it comes in the header) hold every file descriptor; ``accept`` then fails in a loop and
-even ``/health`` times out. So the server holds at most ``max_connections``. A new connection
-beyond that closes the oldest one still waiting for a request's headers (idle or half-sent), or,
-when every held connection is serving a request, is answered 503 and closed. A connection that
-has not sent a whole request header ``header_timeout_s`` after it opened (or after its last
-response) is closed. :func:`fit_connections` keeps the bound, and what asyncio may accept at once,
-below the process's descriptor limit, so ``accept`` does not run out of them.
+Without both, thousands of connections that each send half a header, or a header and then one
+byte of body every few seconds (nothing the API key can stop), hold every connection slot and
+file descriptor; even ``/health`` then times out. So the server holds at most ``max_connections``.
+A new connection beyond that closes the oldest one still *receiving* its request (idle, half a
+header, or part of a body), or, when every held connection is serving a whole request, is
+answered 503 and closed: a slow sender can always be pushed out by an honest client. A connection
+that has not sent a whole request header ``header_timeout_s`` after it opened (or after its last
+response) is closed, and so is one whose body has not arrived ``header_timeout_s`` plus the time
+its length takes at :data:`MIN_BODY_BYTES_PER_S` after its header did. :func:`fit_connections`
+keeps the bound, and what asyncio may accept at once, below the process's descriptor limit.
 """
 
 from __future__ import annotations
@@ -22,6 +24,10 @@ DEFAULT_MAX_CONNECTIONS = 256
 """Connections held at once."""
 DEFAULT_HEADER_TIMEOUT_S = 10.0
 """Seconds a connection may take to send a request's headers."""
+MIN_BODY_BYTES_PER_S = 16 * 1024
+"""The slowest a request body may arrive on average: 8 MiB (the largest body) in about 8.5 minutes."""
+CHUNKED_BODY_S = 60.0
+"""How long a body of unstated length (chunked) may take, beyond the header deadline."""
 DEFAULT_BACKLOG = 2048
 """Connections the kernel may queue, and asyncio may accept in one go, before the server sees them."""
 DESCRIPTOR_RESERVE = 32
@@ -90,7 +96,7 @@ class ConnectionBudget:
         self.limit = max(1, limit)
         self.held: set[Any] = set()
         self.waiting: dict[Any, None] = {}
-        """Connections without a request in progress, in the order they began to wait."""
+        """Connections still receiving a request (header or body), in the order they began to."""
 
     def admit(self, connection: Any) -> bool:
         """Hold ``connection``, closing the longest-waiting one when full; False when all are busy."""
@@ -106,13 +112,13 @@ class ConnectionBudget:
         return True
 
     def wait(self, connection: Any) -> None:
-        """``connection`` waits for a request's headers (again)."""
+        """``connection`` waits for a request (again): it may be closed to make room."""
         if connection in self.held:
             self.waiting.pop(connection, None)
             self.waiting[connection] = None
 
     def serve(self, connection: Any) -> None:
-        """``connection`` is serving a request."""
+        """``connection`` has its whole request and is serving it."""
         self.waiting.pop(connection, None)
 
     def forget(self, connection: Any) -> None:
@@ -122,16 +128,18 @@ class ConnectionBudget:
 
 
 def guarded_protocol(max_connections: int, header_timeout_s: float) -> type[asyncio.Protocol]:
-    """Uvicorn's h11 protocol under one shared :class:`ConnectionBudget` and the header deadline."""
+    """Uvicorn's h11 protocol under one shared :class:`ConnectionBudget` and the header and body deadlines."""
+    import h11
     from uvicorn.protocols.http.h11_impl import H11Protocol
 
     budget = ConnectionBudget(max_connections)
 
     class GuardedH11Protocol(H11Protocol):
-        """h11 with a bound on held connections and a deadline for request headers."""
+        """h11 with a bound on held connections and deadlines for a request's header and body."""
 
         _deadline: asyncio.TimerHandle | None = None
-        _waiting = False
+        _phase = "serving"
+        """``header`` (waiting for a request's header), ``body`` (for its body) or ``serving``."""
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
@@ -140,7 +148,7 @@ def guarded_protocol(max_connections: int, header_timeout_s: float) -> type[asyn
                 transport.write(REFUSAL)
                 transport.close()
                 return
-            self._start_waiting()
+            self._enter("header")
 
         def connection_lost(self, exc: Exception | None) -> None:
             budget.forget(self)
@@ -155,30 +163,47 @@ def guarded_protocol(max_connections: int, header_timeout_s: float) -> type[asyn
             super().on_response_complete()
             self._follow()
 
-        def _follow(self) -> None:
-            """Whether a request is in progress decides whether the header deadline runs."""
-            serving = self.cycle is not None and not self.cycle.response_complete
-            if serving and self._waiting:
-                self._waiting = False
-                self._cancel_deadline()
-                budget.serve(self)
-            elif not serving and not self._waiting and not self.transport.is_closing():
-                self._start_waiting()
+        def _current_phase(self) -> str:
+            if self.cycle is None or self.cycle.response_complete:
+                return "header"
+            return "body" if self.conn.their_state is h11.SEND_BODY else "serving"
 
-        def _start_waiting(self) -> None:
-            self._waiting = True
-            budget.wait(self)
+        def _follow(self) -> None:
+            """Where the request is decides which deadline runs and whether the connection may be closed for room."""
+            if self.transport.is_closing():
+                return
+            phase = self._current_phase()
+            if phase != self._phase:
+                self._enter(phase)
+
+        def _enter(self, phase: str) -> None:
+            self._phase = phase
             self._cancel_deadline()
-            self._deadline = self.loop.call_later(header_timeout_s, self._headers_late)
+            if phase == "serving":
+                budget.serve(self)
+                return
+            budget.wait(self)
+            seconds = header_timeout_s + (self._body_seconds() if phase == "body" else 0.0)
+            self._deadline = self.loop.call_later(seconds, self._late)
+
+        def _body_seconds(self) -> float:
+            """The time the body's stated length takes at the slowest rate allowed."""
+            headers = dict(self.scope.get("headers", ())) if self.cycle is not None else {}
+            try:
+                length = int(headers.get(b"content-length", b""))
+            except ValueError:
+                return CHUNKED_BODY_S
+            return max(length, 0) / MIN_BODY_BYTES_PER_S
 
         def _cancel_deadline(self) -> None:
             if self._deadline is not None:
                 self._deadline.cancel()
                 self._deadline = None
 
-        def _headers_late(self) -> None:
+        def _late(self) -> None:
             self._deadline = None
-            if self._waiting and not self.transport.is_closing():
+            if self._phase != "serving" and not self.transport.is_closing():
+                log.info("closed a connection whose request %s did not arrive in time", self._phase)
                 budget.forget(self)
                 self.transport.close()
 

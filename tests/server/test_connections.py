@@ -111,6 +111,57 @@ def test_the_newest_connection_closes_the_longest_waiting(encoding: HarmonyEncod
     assert not any(still_open)  # seven half-open and /health's: eight held
 
 
+SLOW_BODY = (
+    b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+    b"Content-Length: 100000\r\n\r\n{"
+)
+"""A whole header, then one byte of a 100,000-byte body: the slow-body attack."""
+
+
+@contextmanager
+def slow_bodies(port: int, count: int) -> Iterator[list[socket.socket]]:
+    """``count`` connections that each sent a header and the first byte of a long body, closed when the block ends."""
+    sockets: list[socket.socket] = []
+    try:
+        for _ in range(count):
+            sock = socket.create_connection(("127.0.0.1", port), timeout=5)
+            sock.sendall(SLOW_BODY)
+            sockets.append(sock)
+        yield sockets
+    finally:
+        for sock in sockets:
+            sock.close()
+
+
+def test_slow_bodies_never_lock_out_an_honest_client(encoding: HarmonyEncoding) -> None:
+    """More slow bodies than slots: each newcomer (the honest one too) pushes the oldest slow sender out."""
+    served = ServedModel(replay(encoding, ANSWER, ANSWER), encoding, "replay-model", start_date=DATE)
+    with running(served, ServerLimits(max_connections=8, header_timeout_s=60)) as server:
+        port = int(server.url.rsplit(":", 1)[1])
+        with slow_bodies(port, 12) as sockets:
+            started = time.monotonic()
+            health = httpx.get(server.url + "/health", timeout=5)
+            took = time.monotonic() - started
+            body = {"model": "replay-model", "messages": [{"role": "user", "content": "hi"}]}
+            chat = httpx.post(server.url + "/v1/chat/completions", json=body, timeout=10)
+            closed = [_closed_by_server(sock, within_s=0.3) for sock in sockets[:5]]
+    assert health.status_code == 200 and took < 1.0
+    assert chat.status_code == 200
+    assert all(closed)  # the five that waited longest made room
+
+
+def test_a_body_that_trickles_is_closed_at_its_deadline(encoding: HarmonyEncoding) -> None:
+    """The body must come within the header deadline plus its length at 16 KiB/s: one byte now and then is not."""
+    served = ServedModel(replay(encoding, ANSWER), encoding, "replay-model", start_date=DATE)
+    with running(served, ServerLimits(header_timeout_s=0.5)) as server:
+        port = int(server.url.rsplit(":", 1)[1])
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
+            sock.sendall(SLOW_BODY.replace(b"100000", b"1000"))  # 1,000 bytes: 0.5 s + 0.06 s to send them
+            sock.sendall(b" ")
+            assert _closed_by_server(sock, within_s=5), "a trickling body kept its connection"
+        assert httpx.get(server.url + "/health", timeout=5).status_code == 200
+
+
 def test_half_open_flood_with_few_descriptors_leaves_health_answering(
     tmp_path: Path, encoding: HarmonyEncoding
 ) -> None:
