@@ -118,9 +118,13 @@ def test_download_from_a_reachable_hub(tmp_path: Path, fake_hub: str) -> None:
     assert missing.stdout == "DownloadError: 'other.gguf' is not in Hugging Face repository 'someone/gpt-oss-GGUF'\n"
 
 
-def test_local_model_paths(tmp_path: Path) -> None:
+def test_local_model_paths(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert resolve_model(None, None, None) is None
-    assert resolve_model(Path("~/m.gguf"), None, None) == Path.home() / "m.gguf"
+    monkeypatch.setenv("HOME", str(tmp_path))
+    (tmp_path / "m.gguf").write_bytes(b"GGUF")
+    assert resolve_model(Path("~/m.gguf"), None, None) == tmp_path / "m.gguf"
+    with pytest.raises(ModelError, match="model file not found: .*missing.gguf"):
+        resolve_model(tmp_path / "missing.gguf", None, None)
     with pytest.raises(ModelError, match="not both"):
         resolve_model(tmp_path, "a/b", "c")
     with pytest.raises(ModelError, match="go together"):
