@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -57,6 +57,7 @@ from harmony_chat.server.response_store import (
     ServerStore,
     StoredResponse,
     StoreFull,
+    StoreLimits,
 )
 from harmony_chat.server.responses_output import ResponseBuilder
 from harmony_chat.server.responses_request import (
@@ -104,6 +105,8 @@ class ServerLimits:
     store_max_age_s: float = DEFAULT_MAX_AGE_S
     store_path: Path | None = None
     """The SQLite file of stored responses and conversations (None: in memory)."""
+    store_limits: StoreLimits = field(default_factory=StoreLimits)
+    """The store's bounds in bytes: an item, a conversation, a stored response, the whole store."""
     allowed_hosts: tuple[str, ...] | None = LOOPBACK_HOSTS
     """Host names requests may use (see :func:`~harmony_chat.server.guard.host_rule`); None: any."""
     max_connections: int = DEFAULT_MAX_CONNECTIONS
@@ -134,7 +137,9 @@ class ApiServerState:
         self.limits = limits
         self.pool = pool or pool_for(served.backend, limits.parallel)
         self.gate = GenerationGate(limits.max_queue, capacity=self.pool.size)
-        self.store = ServerStore(limits.store_path, size=limits.store_size, max_age_s=limits.store_max_age_s)
+        self.store = ServerStore(
+            limits.store_path, size=limits.store_size, max_age_s=limits.store_max_age_s, limits=limits.store_limits
+        )
         self.created = int(time.time())
 
 
@@ -278,7 +283,7 @@ async def responses(request: Request) -> Response:
     ask = body.sampling_ask()
     check_sampling(ask, backend)
     summary = parse_summary(body.reasoning.summary_asked if body.reasoning else None, "reasoning.summary")
-    history = _history(state, body)
+    history = await run_in_threadpool(_history, state, body)
     new_items = normalise_input(body.input)
     items = history + new_items
     harmony_request = responses_harmony_request(body, items)
@@ -293,11 +298,14 @@ async def responses(request: Request) -> Response:
     builder = ResponseBuilder(body, state.served.name)
     reader = TurnReader(harmony_request.function_names)
 
-    def store() -> None:
+    def store() -> None:  # in the thread pool: never on the event loop
         status = builder.status_of(reader)
         if body.store:
             response = builder.response(status, reader)
-            state.store.put(builder.id, StoredResponse(response, items + output_as_input(builder.output)))
+            try:
+                state.store.put(builder.id, StoredResponse(response, items + output_as_input(builder.output)))
+            except StoreFull as full:
+                log.warning("response %s was not stored: %s", builder.id, full)
         if body.conversation_id is not None and status != "failed":
             try:
                 state.store.add_items(body.conversation_id, input_items(new_items) + builder.output)
@@ -318,7 +326,7 @@ async def responses(request: Request) -> Response:
         return streamed
     if reader.error is not None:
         raise ApiError(500, f"the model failed: {reader.error}")
-    store()
+    await run_in_threadpool(store)
     return JSONResponse(builder.response(builder.status_of(reader), reader))
 
 
@@ -326,7 +334,7 @@ async def get_response(request: Request) -> Response:
     """``GET /v1/responses/{id}``: a stored response."""
     state = _state(request)
     check_api_key(request, state.limits.api_key)
-    stored = state.store.get(request.path_params["response_id"])
+    stored = await run_in_threadpool(state.store.get, request.path_params["response_id"])
     if stored is None:
         raise ApiError(404, "no such stored response", code="not_found")
     return JSONResponse(stored.response)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
@@ -101,6 +102,11 @@ def _missing(conversation_id: str) -> ApiError:
     return ApiError(404, f"no conversation {conversation_id[:80]!r}", param="conversation_id", code="not_found")
 
 
+def _full(full: StoreFull) -> ApiError:
+    """A bound of the store reached: 413 for one item too large, 400 for a full conversation or store."""
+    return ApiError(413 if full.code == "item_too_large" else 400, str(full), param="items", code=full.code)
+
+
 def _list(items: list[Item], has_more: bool) -> dict[str, Any]:
     return {
         "object": "list",
@@ -144,9 +150,9 @@ class ConversationRoutes:
             Route("/v1/conversations/{conversation_id}/items/{item_id}", self.delete_item, methods=["DELETE"]),
         ]
 
-    def _conversation(self, request: Request) -> Conversation:
+    async def _conversation(self, request: Request) -> Conversation:
         conversation_id = request.path_params["conversation_id"]
-        conversation = self.store.conversation(conversation_id)
+        conversation = await run_in_threadpool(self.store.conversation, conversation_id)
         if conversation is None:
             raise _missing(conversation_id)
         return conversation
@@ -158,15 +164,15 @@ class ConversationRoutes:
         metadata = parse_metadata(body.get("metadata"))
         items = _new_items(body, required=False)
         try:
-            conversation = self.store.create_conversation(new_id("conv"), metadata, items)
+            conversation = await run_in_threadpool(self.store.create_conversation, new_id("conv"), metadata, items)
         except StoreFull as full:
-            raise ApiError(400, str(full), param="items") from None
+            raise _full(full) from None
         return JSONResponse(conversation.as_object())
 
     async def retrieve(self, request: Request) -> Response:
         """``GET /v1/conversations/{id}``."""
         self.authorize(request)
-        return JSONResponse(self._conversation(request).as_object())
+        return JSONResponse((await self._conversation(request)).as_object())
 
     async def update(self, request: Request) -> Response:
         """``POST /v1/conversations/{id}``: replace its metadata."""
@@ -175,7 +181,9 @@ class ConversationRoutes:
         if "metadata" not in body:
             raise ApiError(400, "metadata is required", param="metadata")
         conversation_id = request.path_params["conversation_id"]
-        updated = self.store.update_conversation(conversation_id, parse_metadata(body["metadata"]))
+        updated = await run_in_threadpool(
+            self.store.update_conversation, conversation_id, parse_metadata(body["metadata"])
+        )
         if updated is None:
             raise _missing(conversation_id)
         return JSONResponse(updated.as_object())
@@ -184,7 +192,7 @@ class ConversationRoutes:
         """``DELETE /v1/conversations/{id}``: forget it and its items."""
         self.authorize(request)
         conversation_id = request.path_params["conversation_id"]
-        if not self.store.delete_conversation(conversation_id):
+        if not await run_in_threadpool(self.store.delete_conversation, conversation_id):
             raise _missing(conversation_id)
         return JSONResponse({"id": conversation_id, "object": "conversation.deleted", "deleted": True})
 
@@ -200,19 +208,18 @@ class ConversationRoutes:
         limit_text = query.get("limit", str(DEFAULT_PAGE))
         if not limit_text.isdigit() or not 1 <= int(limit_text) <= MAX_PAGE:
             raise ApiError(400, f"limit must be between 1 and {MAX_PAGE}", param="limit")
-        items = self.store.items(conversation_id)
-        if items is None:
-            raise _missing(conversation_id)
-        if order == "desc":
-            items.reverse()
         after = query.get("after")
-        if after:
-            position = next((index for index, item in enumerate(items) if item["id"] == after), None)
-            if position is None:
-                raise ApiError(400, f"after: no item {after[:80]!r} in the conversation", param="after")
-            items = items[position + 1 :]
-        limit = int(limit_text)
-        return JSONResponse(_list(items[:limit], len(items) > limit))
+        try:
+            page = await run_in_threadpool(
+                lambda: self.store.items_page(
+                    conversation_id, limit=int(limit_text), after=after, newest_first=order == "desc"
+                )
+            )
+        except KeyError:
+            raise ApiError(400, f"after: no item {str(after)[:80]!r} in the conversation", param="after") from None
+        if page is None:
+            raise _missing(conversation_id)
+        return JSONResponse(_list(*page))
 
     async def add_items(self, request: Request) -> Response:
         """``POST /v1/conversations/{id}/items``: append up to 20 items; answers the items as stored."""
@@ -222,9 +229,9 @@ class ConversationRoutes:
         conversation_id = request.path_params["conversation_id"]
         items = _new_items(body, required=True)
         try:
-            added = self.store.add_items(conversation_id, items)
+            added = await run_in_threadpool(self.store.add_items, conversation_id, items)
         except StoreFull as full:
-            raise ApiError(400, str(full), param="items") from None
+            raise _full(full) from None
         if not added:
             raise _missing(conversation_id)
         return JSONResponse(_list(items, False))
@@ -233,9 +240,9 @@ class ConversationRoutes:
         """``GET /v1/conversations/{id}/items/{item_id}``."""
         self.authorize(request)
         _check_include(request)
-        conversation = self._conversation(request)
+        conversation = await self._conversation(request)
         item_id = request.path_params["item_id"]
-        item = self.store.item(conversation.id, item_id)
+        item = await run_in_threadpool(self.store.item, conversation.id, item_id)
         if item is None:
             raise ApiError(404, f"no item {item_id[:80]!r} in the conversation", param="item_id", code="not_found")
         return JSONResponse(item)
@@ -243,8 +250,8 @@ class ConversationRoutes:
     async def delete_item(self, request: Request) -> Response:
         """``DELETE /v1/conversations/{id}/items/{item_id}``: answers the conversation."""
         self.authorize(request)
-        conversation = self._conversation(request)
+        conversation = await self._conversation(request)
         item_id = request.path_params["item_id"]
-        if not self.store.delete_item(conversation.id, item_id):
+        if not await run_in_threadpool(self.store.delete_item, conversation.id, item_id):
             raise ApiError(404, f"no item {item_id[:80]!r} in the conversation", param="item_id", code="not_found")
         return JSONResponse(conversation.as_object())

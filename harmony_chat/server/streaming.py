@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from typing import Any
 
 from sse_starlette import EventSourceResponse
+from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
@@ -166,6 +167,6 @@ def responses_stream(
             if data:
                 yield data
         yield sse_bytes(builder.end_events(reader), named=True)
-        on_done()
+        await run_in_threadpool(on_done)  # the store's work, off the event loop
 
     return EventSourceResponse(stream(), ping=15, sep=SEP)
