@@ -82,6 +82,57 @@ def pretty_arguments(arguments: str) -> str:
         return arguments
 
 
+BLANK_RUN = 3
+"""Blank lines in a row from which the view folds them into one line that says how many there were."""
+
+
+@dataclass(frozen=True, slots=True)
+class CodeView:
+    """What the approval shows of a call's arguments: every line that holds anything, blank runs folded."""
+
+    text: str
+    """The arguments with each run of :data:`BLANK_RUN` or more blank lines as one ``⋯ N blank lines ⋯`` line."""
+    lines: int
+    """Lines of the arguments as the model wrote them."""
+    folded: int
+    """Blank lines folded away in ``text``."""
+
+    @property
+    def summary(self) -> str:
+        """``12 lines`` or ``130 lines, 118 blank ones folded``: the size of what runs, whatever the view shows."""
+        size = f"{self.lines} line{'s' if self.lines != 1 else ''}"
+        return size + (f", {self.folded} blank ones folded" if self.folded else "")
+
+
+def code_view(arguments: str) -> CodeView:
+    """The arguments for the approval: blank runs folded so that no line can hide below them.
+
+    The model's call is not changed: only what the user reads is.
+    """
+    lines = arguments.split("\n")
+    shown: list[str] = []
+    blank: list[str] = []
+    folded = 0
+
+    def flush() -> None:
+        nonlocal folded
+        if len(blank) >= BLANK_RUN:
+            shown.append(f"⋯ {len(blank)} blank lines ⋯")
+            folded += len(blank)
+        else:
+            shown.extend(blank)
+        blank.clear()
+
+    for line in lines:
+        if line.strip():
+            flush()
+            shown.append(line)
+        else:
+            blank.append(line)
+    flush()
+    return CodeView("\n".join(shown), len(lines), folded)
+
+
 BUILTIN_KEY_PREFIX = "builtin."
 """How the keys of built-in tools begin (``builtin.python``): never savable."""
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from types import FrameType
 from typing import IO
 
-from harmony_chat.chat.approval import Approver, Choice, Decision, ToolReview
+from harmony_chat.chat.approval import Approver, Choice, Decision, ToolReview, code_view
 from harmony_chat.chat.factory import UsageProblem, create_conversation, load_model, start_tools, tool_runner
 from harmony_chat.chat.options import ChatOptions
 from harmony_chat.errors import ModelError
@@ -99,7 +99,9 @@ def terminal_approver(answers: IO[str], err: IO[str], stop: threading.Event) -> 
         print(visible(f"[approve] {review.label}: {review.tool} ({review.server})"), file=err)
         if review.warning:
             print(visible(f"[approve] note: {review.warning}"), file=err)
-        for line in visible(review.arguments).split("\n"):
+        view = code_view(visible(review.arguments))
+        print(f"[approve] {view.summary}:", file=err)
+        for line in view.text.split("\n"):
             print(f"    {line}", file=err)
         question = "[approve] run it? y = yes, a = always for this tool, n = no (n REASON tells the model why): "
         print(question, end="", file=err, flush=True)

@@ -177,3 +177,16 @@ def test_the_saved_keys_that_approve_nothing_are_named_unless_a_server_is_called
     assert named.ignored_always() == []  # an MCP server the user named "builtin": these keys are its tools
     its_tool = ToolReview("builtin.python", "builtin", "python", "functions.python", "{}")
     assert named.decide(its_tool, None) == (Decision(Choice.ONCE), "always")
+
+
+def test_the_code_view_folds_only_long_blank_runs_and_counts_every_line() -> None:
+    from harmony_chat.chat.approval import BLANK_RUN, code_view
+
+    short = "a\n\n\nb"  # two blank lines: kept as they are
+    assert code_view(short).text == short and code_view(short).summary == "4 lines"
+    long = "a\n" + "\n" * BLANK_RUN + "b\n   \n\t\n \n"
+    view = code_view(long)
+    assert view.text == f"a\n⋯ {BLANK_RUN} blank lines ⋯\nb\n⋯ 4 blank lines ⋯"
+    assert (view.lines, view.folded) == (BLANK_RUN + 6, BLANK_RUN + 4)
+    assert view.summary == f"{BLANK_RUN + 6} lines, {BLANK_RUN + 4} blank ones folded"
+    assert code_view("x").summary == "1 line"

@@ -178,3 +178,20 @@ def test_an_engine_error_line_shows_escapes_as_symbols(capsys: pytest.CaptureFix
         engine.close()
     assert code != 0 and no_raw_control(out, err)
     assert err.startswith("error: ") and "bad ␛]0;owned␇�2J request" in err and err.count("\n") == 1
+
+
+def test_the_approval_prompt_folds_blank_runs_so_no_line_hides_below_them(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HARMONY_CHAT_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setattr(sys, "stdin", TerminalInput("n\n"))
+    code_text = "print('hello, harmless')" + "\n" * 121 + "import os; os.system('true')"
+    call = f"<|channel|>analysis to=python<|message|>{code_text}<|call|>"
+    replay = recording(tmp_path / "r.txt", call, "<|channel|>final<|message|>ok<|return|>")
+    code, _, err = ask(capsys, "--replay", str(replay), "--tool", "python", "q")
+    prompt = err[err.index("[approve] 122 lines") :]
+    assert code == 0
+    assert prompt.startswith(
+        "[approve] 122 lines, 120 blank ones folded:\n    print('hello, harmless')\n    ⋯ 120 blank lines ⋯\n"
+        "    import os; os.system('true')\n[approve] run it?"
+    )

@@ -27,7 +27,7 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Static
 
-from harmony_chat.chat.approval import Choice, Decision, ToolReview
+from harmony_chat.chat.approval import Choice, Decision, ToolReview, code_view
 from harmony_chat.tui.literal import literal, visible
 
 GUARD_S = 1.0
@@ -35,6 +35,8 @@ GUARD_S = 1.0
 GUARD_POLL_S = 0.1
 """How often the dialog looks whether its guard has ended (to show its keys and focus a button)."""
 
+CODE_ROWS = 18
+"""Rows of code the box shows before it scrolls (its height less its border)."""
 REASON_PLACEHOLDER = "r: deny with a reason (sent to the model); enter denies"
 REASON_HINT = "type the reason · enter deny with it · escape deny and stop"
 
@@ -96,6 +98,7 @@ class ApprovalScreen(ModalScreen[Decision]):
     }
     ApprovalScreen #approval-title { text-style: bold; }
     ApprovalScreen #approval-warning { color: $warning; }
+    ApprovalScreen #approval-size { color: $text-muted; }
     ApprovalScreen #approval-arguments { height: auto; max-height: 20; border: round $primary-darken-2; }
     ApprovalScreen Horizontal { height: auto; margin: 1 0 0 0; }
     ApprovalScreen Button { margin: 0 1 0 0; }
@@ -136,8 +139,11 @@ class ApprovalScreen(ModalScreen[Decision]):
             yield Static(literal(f"server: {where}   ·   called as: {review.called_as}"), id="approval-where")
             if review.warning:
                 yield Static(literal(review.warning), id="approval-warning")
+            view = code_view(visible(review.arguments))
+            more = " · more below the box: scroll to read it all" if view.text.count("\n") + 1 > CODE_ROWS else ""
+            yield Static(literal(f"{view.summary}{more}"), id="approval-size")
             with VerticalScroll(id="approval-arguments"):
-                arguments = Syntax(visible(review.arguments), review.language, word_wrap=True, theme="ansi_dark")
+                arguments = Syntax(view.text, review.language, word_wrap=True, theme="ansi_dark")
                 yield Static(arguments, id="approval-args")
             yield self._reason
             with Horizontal():
