@@ -13,6 +13,7 @@ from pydantic import ConfigDict, Field
 from harmony_chat.config_section import Section as _Section
 from harmony_chat.tools.base import ApprovalMode
 from harmony_chat.tools.browser.config import ProviderName
+from harmony_chat.tools.container_engine import Engine
 from harmony_chat.tools.mcp_config import McpServerConfig
 
 MAX_STEPS = 1000
@@ -55,7 +56,7 @@ class ToolsSettings(_Section):
     python_runner: Literal["bubblewrap", "container"] = "bubblewrap"
     """What contains the ``python`` tool: ``bubblewrap`` (Linux; needs ``bwrap`` and libseccomp) or a
     ``container`` of ``python_container_engine`` (docker or podman; macOS needs this)."""
-    python_container_engine: Literal["docker", "podman"] = "docker"
+    python_container_engine: Engine = "docker"
     """The container engine when ``python_runner = "container"``."""
     python_container_image: str = Field(default="quay.io/jupyter/base-notebook", min_length=1, max_length=256)
     """The image when ``python_runner = "container"``: it needs Python with ``ipykernel``."""

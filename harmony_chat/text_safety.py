@@ -4,9 +4,10 @@ Text from models, tools, pages, files, engines and network clients may hold esca
 ``ESC ] 0 ; … BEL`` retitles the terminal, ``ESC ] 52`` writes the clipboard, ``ESC [ 2K`` erases
 a line (hiding it from a reader who is asked to approve it), and the C1 character U+009B is a
 CSI on its own in some terminals; bidirectional controls (U+202E and kin) make code read
-differently from what runs, and U+2028/U+2029 break lines where none shows. :func:`visible` is the one place that neutralises such text, for
-every output that reaches a terminal: the TUI (through :mod:`harmony_chat.tui.literal`), ``ask``,
-``history``, error lines, ``serve``'s log and ``bench``. JSON keeps the exact text instead: its
+differently from what runs, and U+2028/U+2029 break lines where none shows. :func:`visible` is
+the one place that neutralises such text, for every output that reaches a terminal: the TUI
+(through :mod:`harmony_chat.tui.literal`), ``ask``, ``history``, error lines, ``serve``'s log
+and ``bench``. JSON keeps the exact text instead: its
 escapes make C0 controls inert, and :func:`terminal_json` escapes DEL and C1 as well.
 
 This module imports no UI library: engine, CLI and server code use it too.
@@ -39,10 +40,10 @@ def _picture(match: re.Match[str]) -> str:
 
 
 def visible(text: str) -> str:
-    """Return ``text`` with CR LF as a newline and every other control character as a visible symbol.
+    r"""Return ``text`` with CR LF as a newline and every other control character as a visible symbol.
 
     Tabs and newlines stay; escape becomes ``␛``, so nothing a model writes can drive the terminal;
-    bidirectional controls and line separators are written as escapes (``\\u202e``), so text reads
+    bidirectional controls and line separators are written as escapes (``\u202e``), so text reads
     in the order it runs.
     """
     shown = _CONTROL.sub(_picture, text.replace("\r\n", "\n"))

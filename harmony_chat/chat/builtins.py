@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from openai_harmony import ToolNamespaceConfig
 
     from harmony_chat.tools.browser import PageRecord
+    from harmony_chat.tools.container_engine import Engine
     from harmony_chat.tools.python import PythonTool
 
 
@@ -73,7 +74,7 @@ class PythonBuiltin:
         conversation: str | None = None,
         *,
         disk_mb: int = 256,
-        container: tuple[str, str] | None = None,
+        container: tuple[Engine, str] | None = None,
     ) -> None:
         self.timeout_s = timeout_s
         self.disk_mb = disk_mb
@@ -91,7 +92,7 @@ class PythonBuiltin:
             runner = None
             if self.container is not None:
                 engine, image = self.container
-                runner = ContainerRunner(engine="podman" if engine == "podman" else "docker", image=image)
+                runner = ContainerRunner(engine=engine, image=image)
             self._tool = PythonTool(self._conversation, timeout_s=self.timeout_s, limits=limits, container=runner)
         return self._tool
 

@@ -17,11 +17,9 @@ import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
+from harmony_chat.tools.container_engine import Engine
 from harmony_chat.tools.python.sandbox import MNT_DATA, LaunchPlan, SandboxLimits
-
-Engine = Literal["docker", "podman"]
 
 
 @dataclass(frozen=True)
