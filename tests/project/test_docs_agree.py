@@ -13,7 +13,7 @@ def _text(name: str) -> str:
 
 
 def test_a_forced_tool_choice_is_described_as_forced_everywhere() -> None:
-    """``tool_choice: "required"`` or a named function is forced at the token level (tests/server/test_tool_choice.py)."""
+    """``tool_choice`` ``required`` or a named function is forced (tests/server/test_tool_choice.py)."""
     readme, serving = _text("README.md"), _text("docs/serving.md")
     assert "forced at the token level" in readme and "forced at the token level" in serving
     assert "not guaranteed" not in serving and "cannot force" not in serving
