@@ -197,7 +197,8 @@ class UiSettings(_Section):
     reasoning: ReasoningMode = "hidden"
     """What you see of the model's reasoning: ``hidden`` (a thinking line), ``summary`` (a short account
     the model writes for you after it thinks; costs an extra generation per turn, see ``[reasoning]``), or
-    ``raw`` (the raw chain of thought, not reviewed for safety: for debugging)."""
+    ``raw`` (the raw chain of thought, not reviewed for safety: for debugging). The app's only: ``ask`` shows
+    reasoning only when its own ``--reasoning`` asks."""
 
 
 class ReasoningSettings(_Section):

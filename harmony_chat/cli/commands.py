@@ -42,6 +42,8 @@ def ask(
 
     options = overrides.chat_options(invocation)
     options.record = record
+    if not overrides.given("ui.reasoning"):  # the app's choice (ctrl+t saves it) never changes a script's output
+        options.settings.ui.reasoning = "hidden"
     show_reasoning = options.settings.ui.reasoning == "raw"
     output = OutputMode(show_prompt=show_prompt, show_reasoning=show_reasoning, raw=raw, json=json_lines)
     request = AskRequest(

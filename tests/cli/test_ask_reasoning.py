@@ -109,3 +109,19 @@ def test_bad_reasoning_options_are_one_line(
 ) -> None:
     code, out, err = ask(capsys, "--replay", recording(tmp_path, ANALYSIS + REST), "q", *args)
     assert code == 2 and out == "" and err.startswith("error: ") and words in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("saved", ["raw", "summary"])
+def test_the_apps_saved_reasoning_mode_never_changes_what_ask_prints(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, saved: str
+) -> None:
+    """``ctrl+t`` in the app saves ``[ui] reasoning``; ``ask`` shows reasoning only when its own flags ask."""
+    config = tmp_path / "config.toml"
+    config.write_text(f'[ui]\nreasoning = "{saved}"\n', encoding="utf-8")
+    code, out, err = ask(capsys, "--config", str(config), "--replay", recording(tmp_path, ANALYSIS + REST), "q")
+    assert code == 0 and out == "2 + 2 = **4**.\n"
+    assert "Private reasoning" not in err and "[reasoning]" not in err and "[summary]" not in err
+    code, _, err = ask(
+        capsys, "--config", str(config), "--replay", recording(tmp_path, ANALYSIS + REST), "--show-reasoning", "q"
+    )
+    assert code == 0 and "[reasoning] Private reasoning about 2+2." in err
