@@ -76,6 +76,37 @@ def _summary_lines(summary: StoredSummary) -> list[str]:
     return ["> **Reasoning summary (written by the model):**", ">", *quoted, ""]
 
 
+TURN_MARKERS = {
+    "stopped": "■ stopped",
+    "truncated": "✂ cut off at the token limit",
+    "error": "⚠ ended with an error",
+    "interrupted": "⚠ interrupted (harmony-chat ended while it ran); kept as far as it got",
+}
+"""How an export marks a turn that did not end on its own, as the app's turn footer does."""
+
+
+def turn_markers(stored: StoredConversation) -> dict[int, list[str]]:
+    """The marker lines of unfinished turns, by the index of the message they follow (-1: before any).
+
+    A turn's marker follows its last message; a turn with none stored (stopped while it thought)
+    follows the last message stored before it ended.
+    """
+    markers: dict[int, list[str]] = {}
+    for turn in stored.turns:
+        marker = TURN_MARKERS.get(turn.status)
+        if marker is None:
+            continue
+        own = [index for index, turn_id in enumerate(stored.message_turns) if turn_id == turn.id]
+        if own:
+            after = own[-1]
+        else:
+            ended = turn.finished_at or turn.started_at
+            times = stored.message_times or [0.0] * len(stored.messages)
+            after = max((index for index, at in enumerate(times) if at <= ended), default=-1)
+        markers.setdefault(after, []).append(marker)
+    return markers
+
+
 def to_markdown(stored: StoredConversation, with_reasoning: bool = False) -> str:
     """Answers (citations as footnotes), preambles, reasoning summaries (and, asked, analysis) as Markdown."""
     when = dt.datetime.fromtimestamp(stored.created_at).strftime("%Y-%m-%d %H:%M")
@@ -83,29 +114,41 @@ def to_markdown(stored: StoredConversation, with_reasoning: bool = False) -> str
     footnotes = _Footnotes()
     summaries = list(stored.summaries)
     ids = stored.message_ids if len(stored.message_ids) == len(stored.messages) else [0] * len(stored.messages)
-    for message, message_id in zip(stored.messages, ids, strict=True):
-        if not visible(rule_of(message).display, with_reasoning):
-            continue
-        while summaries and summaries[0].id < message_id:  # a summary comes before the answer it is about
-            lines += _summary_lines(summaries.pop(0))
-        text, kind = message_text(message), message_kind(message)
-        if kind is MessageKind.USER:
-            lines += ["## You", "", text, ""]
-        elif kind is MessageKind.TOOL_RESULT:
-            footnotes.saw(message, text)
-            lines += [f"**Tool result from {message.author.name}:**", "", "```", text, "```", ""]
-        elif kind is MessageKind.TOOL_CALL:
-            lines += [f"**Tool call → {message.recipient}:**", "", "```", text, "```", ""]
-        elif POLICY[kind].display is Display.ANSWER:
-            lines += ["## Assistant", "", footnotes.cite(text) if kind is MessageKind.FINAL else text, ""]
-        elif kind is MessageKind.PREAMBLE:
-            lines += [f"*{text}*", ""]
-        elif kind is not MessageKind.SYSTEM:
-            lines += ["> **Reasoning (raw chain of thought, not reviewed for safety):**", ">"]
-            lines += [f"> {line}" for line in text.splitlines()] + [""]
+    markers = turn_markers(stored)
+    lines += [f"*{marker}*\n" for marker in markers.get(-1, [])]
+    for index, (message, message_id) in enumerate(zip(stored.messages, ids, strict=True)):
+        lines += _message_lines(message, message_id, with_reasoning, footnotes, summaries)
+        lines += [f"*{marker}*\n" for marker in markers.get(index, [])]
     for summary in summaries:
         lines += _summary_lines(summary)
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _message_lines(
+    message: Message, message_id: int, with_reasoning: bool, footnotes: _Footnotes, summaries: list[StoredSummary]
+) -> list[str]:
+    """One message's Markdown (nothing for a hidden kind), after the summaries that come before it."""
+    lines: list[str] = []
+    if not visible(rule_of(message).display, with_reasoning):
+        return lines
+    while summaries and summaries[0].id < message_id:  # a summary comes before the answer it is about
+        lines += _summary_lines(summaries.pop(0))
+    text, kind = message_text(message), message_kind(message)
+    if kind is MessageKind.USER:
+        lines += ["## You", "", text, ""]
+    elif kind is MessageKind.TOOL_RESULT:
+        footnotes.saw(message, text)
+        lines += [f"**Tool result from {message.author.name}:**", "", "```", text, "```", ""]
+    elif kind is MessageKind.TOOL_CALL:
+        lines += [f"**Tool call → {message.recipient}:**", "", "```", text, "```", ""]
+    elif POLICY[kind].display is Display.ANSWER:
+        lines += ["## Assistant", "", footnotes.cite(text) if kind is MessageKind.FINAL else text, ""]
+    elif kind is MessageKind.PREAMBLE:
+        lines += [f"*{text}*", ""]
+    elif kind is not MessageKind.SYSTEM:
+        lines += ["> **Reasoning (raw chain of thought, not reviewed for safety):**", ">"]
+        lines += [f"> {line}" for line in text.splitlines()] + [""]
+    return lines
 
 
 def to_json(stored: StoredConversation, encoding: HarmonyEncoding, with_reasoning: bool = False) -> str:

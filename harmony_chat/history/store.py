@@ -83,6 +83,8 @@ class StoredConversation:
     message_ids: list[int] = field(default_factory=list)
     message_meta: list[dict[str, Any]] = field(default_factory=list)
     """What is known besides each message (a tool result's status and approval)."""
+    message_times: list[float] = field(default_factory=list)
+    """When each message was stored (seconds since the epoch)."""
     turns: list[TurnRow] = field(default_factory=list)
     summaries: list[StoredSummary] = field(default_factory=list)
 
@@ -298,6 +300,7 @@ class HistoryStore:
                 stored.message_analysis.append(bool(message["is_analysis"]))
                 stored.message_ids.append(int(message["id"]))
                 stored.message_meta.append(json.loads(message["meta_json"]))
+                stored.message_times.append(float(message["created_at"]))
             for turn in db.execute("SELECT * FROM turns WHERE conversation_id = ? ORDER BY id", (conversation,)):
                 stored.turns.append(
                     TurnRow(

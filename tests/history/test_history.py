@@ -14,9 +14,10 @@ import time
 from pathlib import Path
 
 import pytest
-from openai_harmony import HarmonyEncoding, Role, ToolDescription
+from openai_harmony import HarmonyEncoding, Message, Role, ToolDescription
 
 from harmony_chat.backends.base import GenerationStats
+from harmony_chat.cli import main
 from harmony_chat.generation.turn import TurnStats
 from harmony_chat.harmony.events import StopReason
 from harmony_chat.harmony.session import ChatSession, TurnRecord
@@ -263,3 +264,27 @@ def test_only_the_store_speaks_sql() -> None:
         for node in ast.walk(ast.parse(text)):
             if isinstance(node, ast.ImportFrom) and node.module == "harmony_chat.history.db":
                 assert not {alias.name for alias in node.names} & {"reading", "transaction"}, path
+
+
+def test_turns_that_did_not_end_on_their_own_are_marked_in_show_and_markdown(
+    chat: tuple[HistoryStore, int, ChatSession], capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """As the app's "■ stopped" footer: a stopped answer, and a turn stopped before it wrote anything."""
+    store, conversation, session = chat
+    session.add_user("Tell me a long story")
+    store.add_message(conversation, session.history[-1])
+    stopped = store.begin_turn(conversation, "tiny", "high")
+    partial = Message.from_role_and_content(Role.ASSISTANT, "Once upon a").with_channel("final")
+    store.add_message(conversation, partial, turn=stopped)
+    store.finish_turn(stopped, "stopped", "cancelled", {})
+    session.add_user("Never mind")
+    store.add_message(conversation, session.history[-1])
+    silent = store.begin_turn(conversation, "tiny", "high")
+    store.finish_turn(silent, "stopped", "cancelled", {})
+    markdown = to_markdown(store.load(conversation))
+    assert "## Assistant\n\nOnce upon a\n\n*■ stopped*\n\n## You\n\nNever mind\n\n*■ stopped*\n" in markdown
+    assert (
+        markdown.count("■ stopped") == 2 and "Tōkyō is sunny, 天気 晴れ.\n\n## You" in markdown
+    )  # the first ended well
+    assert main(["history", "show", str(conversation), "--history-db", str(tmp_path / "history.sqlite3")]) == 0
+    assert capsys.readouterr().out.count("*■ stopped*") == 2
