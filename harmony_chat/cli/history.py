@@ -11,7 +11,6 @@ so a stored escape sequence never drives the terminal. ``export --out FILE`` wri
 
 from __future__ import annotations
 
-import datetime as dt
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -118,9 +117,11 @@ def _store(ctx: typer.Context, path: Path | None) -> HistoryStore:
 @history_app.command("list")
 def list_command(ctx: typer.Context, history_db: DbOpt = None) -> None:
     """List conversations, newest first."""
+    from harmony_chat.history.text import local_time
+
     store = _store(ctx, history_db)
     for row in store.list_conversations():
-        when = dt.datetime.fromtimestamp(row.updated_at).strftime("%Y-%m-%d %H:%M")
+        when = local_time(row.updated_at)
         print(visible(f"{row.id}\t{when}\t{row.model}\t{row.messages} messages\t{row.title}"))
 
 

@@ -10,7 +10,6 @@ harmony text hold them raw, so the command line shows those through
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -19,6 +18,7 @@ from openai_harmony import Conversation, HarmonyEncoding, Message, RenderConvers
 
 from harmony_chat.harmony.visibility import POLICY, Display, MessageKind, message_kind, rule_of, visible
 from harmony_chat.history.store import StoredConversation, StoredSummary, message_text
+from harmony_chat.history.text import local_time
 from harmony_chat.text_safety import terminal_json
 
 FORMATS = ("md", "json", "harmony")
@@ -109,7 +109,7 @@ def turn_markers(stored: StoredConversation) -> dict[int, list[str]]:
 
 def to_markdown(stored: StoredConversation, with_reasoning: bool = False) -> str:
     """Answers (citations as footnotes), preambles, reasoning summaries (and, asked, analysis) as Markdown."""
-    when = dt.datetime.fromtimestamp(stored.created_at).strftime("%Y-%m-%d %H:%M")
+    when = local_time(stored.updated_at or stored.created_at)
     lines = [f"# {stored.title or 'Conversation'}", "", f"*{when} · {stored.model}*", ""]
     footnotes = _Footnotes()
     summaries = list(stored.summaries)

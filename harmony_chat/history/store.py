@@ -77,6 +77,8 @@ class StoredConversation:
     model: str
     created_at: float
     settings: dict[str, Any]
+    updated_at: float = 0.0
+    """When it last changed: the time ``history list``, the app's history panel and exports show."""
     messages: list[Message] = field(default_factory=list)
     message_turns: list[int | None] = field(default_factory=list)
     message_analysis: list[bool] = field(default_factory=list)
@@ -288,7 +290,12 @@ class HistoryStore:
             if row is None:
                 raise HistoryError(f"no conversation {conversation} in the history")
             stored = StoredConversation(
-                row["id"], row["title"], row["model"], row["created_at"], json.loads(row["settings_json"])
+                row["id"],
+                row["title"],
+                row["model"],
+                row["created_at"],
+                json.loads(row["settings_json"]),
+                updated_at=row["updated_at"],
             )
             for message in db.execute("SELECT * FROM messages WHERE conversation_id = ? ORDER BY id", (conversation,)):
                 if message["kind"] == "summary":

@@ -18,6 +18,13 @@ SNIPPET_LENGTH = 100
 """Characters a snippet holds at most (plus the ellipses)."""
 
 
+def local_time(timestamp: float) -> str:
+    """A conversation's time as every view shows it: the user's time zone, to the minute (cut, not rounded)."""
+    import datetime as dt
+
+    return dt.datetime.fromtimestamp(timestamp).astimezone().strftime("%Y-%m-%d %H:%M")
+
+
 def auto_title(text: str) -> str:
     """The title a conversation gets from its first message: one line, at most 60 characters."""
     line = " ".join(text.split())

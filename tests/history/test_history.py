@@ -288,3 +288,27 @@ def test_turns_that_did_not_end_on_their_own_are_marked_in_show_and_markdown(
     )  # the first ended well
     assert main(["history", "show", str(conversation), "--history-db", str(tmp_path / "history.sqlite3")]) == 0
     assert capsys.readouterr().out.count("*■ stopped*") == 2
+
+
+def test_one_conversation_shows_one_time_everywhere(
+    chat: tuple[HistoryStore, int, ChatSession], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``history list``, the app's history panel and the Markdown export: the last change, in the user's zone."""
+    from harmony_chat.history.text import local_time
+    from harmony_chat.tui.screens.history import list_rows
+
+    store, conversation, _ = chat
+    monkeypatch.setenv("TZ", "Asia/Kolkata")  # a half-hour zone: a UTC clock would show other minutes
+    time.tzset()
+    try:
+        with sqlite3.connect(store.path) as db:
+            db.execute("UPDATE conversations SET created_at = 1767225600.0, updated_at = 1767225779.9")
+        shown = "2026-01-01 05:32"  # 00:02:59.9 UTC: 05:32 in Kolkata, cut to the minute
+        assert local_time(1767225779.9) == shown
+        assert main(["history", "list", "--history-db", str(store.path)]) == 0
+        assert f"\t{shown}\t" in capsys.readouterr().out
+        assert f"  {shown}  " in str(list_rows(store, "")[0][1])
+        assert f"*{shown} · " in to_markdown(store.load(conversation))
+    finally:
+        monkeypatch.delenv("TZ")
+        time.tzset()

@@ -11,7 +11,6 @@ worker thread, so a database held by another instance never freezes the screen.
 
 from __future__ import annotations
 
-import datetime as dt
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -29,7 +28,7 @@ from textual.widgets.option_list import Option
 from harmony_chat.errors import HarmonyChatError
 from harmony_chat.history.db import HistoryError
 from harmony_chat.history.store import HistoryStore
-from harmony_chat.history.text import ConversationHit
+from harmony_chat.history.text import ConversationHit, local_time
 from harmony_chat.tui.literal import literal, visible
 
 MATCH_STYLE = "bold underline $accent"
@@ -86,7 +85,7 @@ def list_rows(store: HistoryStore, query: str) -> list[tuple[int, Content]]:
             rows.append((hit.conversation, hit_prompt(hit)))
         return rows
     for row in store.list_conversations():
-        when = dt.datetime.fromtimestamp(row.updated_at).strftime("%Y-%m-%d %H:%M")
+        when = local_time(row.updated_at)
         option = Content.assemble(
             f"#{row.id}  {when}  ", literal(row.title), literal(f"  ({row.model}, {row.messages} messages)")
         )
