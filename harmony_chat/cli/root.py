@@ -129,13 +129,14 @@ def root(
         options.replay_delay = 0.02  # replays look like a live model in the app
     options.demo_tools = True  # the pocket model shows the tool loop: its weather tool and python
     wanted = resume is not None or continue_latest
-    history, history_off = app_history(history_db, options.settings, no_history, wanted)
     chosen: int | str | None = None
     if resume is not None and resume != "pick":
         if not (resume.isascii() and resume.isdigit() and int(resume) <= MAX_CONVERSATION_ID):
             raise typer.BadParameter(f"--resume takes a conversation id, not {resume!r}")
         chosen = int(resume)
-    elif resume == "pick" or continue_latest:
+    _require_terminal()  # before the history is opened: a run that cannot start creates nothing
+    history, history_off = app_history(history_db, options.settings, no_history, wanted)
+    if chosen is None and (resume == "pick" or continue_latest):
         if history is None:
             raise typer.BadParameter("--resume and --continue need the history (drop --no-history)")
         chosen = history.latest() if continue_latest else "pick"
@@ -143,7 +144,6 @@ def root(
             raise typer.BadParameter("there is no conversation to continue yet")
     if isinstance(chosen, int) and history is not None:
         history.load(chosen)
-    _require_terminal()
     if history is not None:
         history.recover_interrupted()
     from harmony_chat.tui.app import run_tui

@@ -120,7 +120,10 @@ def test_history_commands_offline_take_the_vocabulary_from_the_shipped_pocket_gg
     assert (tmp_path / "cache" / "vocab" / vocab.VOCAB_FILE).is_file()
 
 
-def test_errors_are_one_line(capsys: pytest.CaptureFixture[str], db: tuple[Path, int], tmp_path: Path) -> None:
+def test_errors_are_one_line(
+    capsys: pytest.CaptureFixture[str], db: tuple[Path, int], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("harmony_chat.cli.root._require_terminal", lambda: None)  # the app's history errors
     path, _ = db
     code, _, err = run(capsys, "history", "show", "999", "--history-db", str(path))
     assert code == 1 and err == "error: no conversation 999 in the history\n"

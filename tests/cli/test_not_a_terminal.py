@@ -44,3 +44,19 @@ def test_no_terminal_at_all() -> None:
     result = _chat_app(stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert result.returncode == 2 and result.stdout == b""
     assert result.stderr.decode().startswith("error: the chat app needs a terminal, but stdin and stdout are not")
+
+
+def test_a_run_that_cannot_start_creates_nothing(tmp_path: Path) -> None:
+    """No history file, no folder: the refusal comes before the history is opened."""
+    data = tmp_path / "data"
+    env = dict(os.environ, HARMONY_CHAT_DATA_DIR=str(data), HOME=str(tmp_path))
+    result = subprocess.run(
+        [sys.executable, "-m", "harmony_chat", "--replay-demo"],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        cwd=ROOT,
+        env=env,
+        timeout=60,
+    )
+    assert result.returncode == 2 and b"needs a terminal" in result.stderr
+    assert not data.exists()
