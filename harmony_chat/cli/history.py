@@ -194,6 +194,7 @@ def delete_command(
         print(f"not deleted: conversation {conversation} is kept (--yes deletes without asking)", file=sys.stderr)
         raise typer.Exit(NOT_DELETED_EXIT_CODE)
     store.delete(conversation)
+    print(visible(f"deleted conversation {conversation} ({title})"), file=sys.stderr)
 
 
 @history_app.command("import")

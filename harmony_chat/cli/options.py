@@ -102,6 +102,7 @@ FLAGS: tuple[Flag, ...] = (
         help='MCP servers from a {"mcpServers": ...} JSON file (repeatable).',
         kind=list[Path],
         commands=WITH_TOOLS,
+        metavar="FILE",
     ),
     Flag("--tool", "tools.builtin", adds=True, commands=WITH_TOOLS),
     Flag("--reasoning", "ui.reasoning", commands=frozenset({ASK})),

@@ -96,3 +96,14 @@ def test_ask_help_does_not_promise_a_model_ask_refuses_to_pick() -> None:
     """``ask`` never falls back to the pocket model silently, and its ``--model`` help says so."""
     help_text = SETTINGS["model.path"][2]
     assert "ask needs one (or --demo)" in help_text and "Without a model the pocket gpt-oss runs" not in help_text
+
+
+def test_no_flag_shows_a_python_type_as_its_metavar(capsys: pytest.CaptureFixture[str]) -> None:
+    """``--mcp-config <list[Path]>`` read like a bug; every flag names what it takes in words."""
+    from harmony_chat.cli import main
+
+    for command in (["ask", "--help"], ["--help"], ["serve", "--help"]):
+        assert main(command) == 0
+        shown = capsys.readouterr().out
+        assert "list[" not in shown and "Path]" not in shown, command
+    assert main(["ask", "--help"]) == 0 and "--mcp-config FILE" in capsys.readouterr().out

@@ -333,7 +333,8 @@ def test_delete_asks_and_only_yes_deletes(
     left = [row.id for row in HistoryStore(path).list_conversations()]
     question = f"Delete conversation {conversation} (Où est la gare? 駅はどこ)? [y/N] "
     if deleted:
-        assert (code, out, err, left) == (0, "", question, [])
+        done = f"deleted conversation {conversation} (Où est la gare? 駅はどこ)\n"
+        assert (code, out, err, left) == (0, "", question + done, [])
     else:
         kept = f"not deleted: conversation {conversation} is kept (--yes deletes without asking)\n"
         assert (code, out, err, left) == (
