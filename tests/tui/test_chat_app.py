@@ -6,7 +6,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from textual.widgets import Button, Collapsible, RichLog
+from textual.widgets import Button, Collapsible, RichLog, Static
 
 from harmony_chat.backends.llama_cpp import LlamaCppBackend
 from harmony_chat.config import Settings, load_settings
@@ -140,11 +140,15 @@ async def test_model_error_is_shown_not_raised(tmp_path: Path) -> None:
     from harmony_chat.chat.factory import create_backend
 
     app = make_app(factory=create_backend, replay_demo=False, values={"model.path": str(tmp_path / "missing.gguf")})
-    async with app.run_test(size=(100, 32)) as pilot:
+    async with app.run_test(size=(100, 32), notifications=True) as pilot:
         await settle(pilot)
         panel = app.chat.query_one(WelcomePanel)
         assert panel.notice is not None and "model file not found" in panel.notice
         assert app.chat.status.state == "model failed to load"
+        await send(pilot, "hello?")  # after a failed load: say so, not "not loaded yet"
+        shown = [str(notice.message) for notice in app._notifications]
+        assert shown and shown[-1].startswith("The model did not load (the panel above says why)")
+        assert "No model is loaded yet." not in shown and app.chat.prompt.text == "hello?"
 
 
 async def test_context_overflow_gives_the_message_back() -> None:
@@ -331,3 +335,15 @@ async def test_another_architecture_is_shown_not_raised(tmp_path: Path) -> None:
         await settle(pilot)
         notice = app.chat.query_one(WelcomePanel).notice
         assert notice is not None and "architecture 'llama', not gpt-oss" in notice
+
+
+async def test_the_replayed_demo_says_what_to_ask() -> None:
+    """``--replay-demo`` used to open on an empty chat with no hint of what to type."""
+    from harmony_chat.demo import DEMO_QUESTIONS
+
+    app = make_app()
+    async with app.run_test(size=(100, 32)) as pilot:
+        await settle(pilot)
+        hint = str(app.chat.query_one("#replay-hint", Static).render())
+        assert hint.startswith("Replaying recorded gpt-oss-20b conversations (no model runs).")
+        assert all(question in hint for question in DEMO_QUESTIONS)

@@ -66,7 +66,7 @@ from harmony_chat.tui.widgets.inspector import TokenInspector
 from harmony_chat.tui.widgets.prompt import PromptInput
 from harmony_chat.tui.widgets.status_bar import StatusBar
 from harmony_chat.tui.widgets.turn import AssistantTurn, UserMessage, code_blocks
-from harmony_chat.tui.widgets.welcome import WelcomePanel
+from harmony_chat.tui.widgets.welcome import WelcomePanel, replay_hint
 
 if TYPE_CHECKING:
     from harmony_chat.chat.conversation import ChatConversation
@@ -152,6 +152,8 @@ class ChatScreen(Screen[None]):
         self.tools = ChatTools(options, preferences, self.post_message)
         self.waiting: tuple[str, UserMessage] | None = None
         """A message sent while the model loads, and its place in the view: sent when the model is ready."""
+        self.load_failed = False
+        """The last load failed (the welcome panel says why): a message sent now says so, not "not loaded yet"."""
         self._approval: tuple[ApprovalScreen, ApprovalAnswer] | None = None
         self.batch_lags: deque[float] = deque(maxlen=10000)
         """Seconds between a batch's posting and its rendering (the TUI benchmark reads them)."""
@@ -267,6 +269,8 @@ class ChatScreen(Screen[None]):
         if not pocket:
             for panel in self.query(WelcomePanel):
                 await panel.remove()
+        if self.options.replay_demo and not self.query("#replay-hint"):
+            await self.log_view.mount(replay_hint(), before=0)
         if message.conversation is not None:
             self.conversation = message.conversation
             self.loaded_model = message.model
@@ -304,6 +308,7 @@ class ChatScreen(Screen[None]):
     def on_model_failed(self, message: ModelFailed) -> None:
         """Show why the model did not load, with the way forward (a waiting message goes back to the prompt)."""
         self.loader.loading = False
+        self.load_failed = True
         self.status.model, self.state = "no model", "error"
         self._find_models(message.error, self.loader.load_id)
         if self.waiting is not None:
@@ -334,6 +339,7 @@ class ChatScreen(Screen[None]):
             self.notify("Stop the answer first (escape).", severity="warning")
             return
         self.options.choose_model(path=path, demo=demo, replay_demo=replay_demo)
+        self.load_failed = False
 
         async def restart() -> None:
             await self.clear_view()  # clears the old chat and any error panel first
@@ -375,7 +381,14 @@ class ChatScreen(Screen[None]):
         if self.conversation is None:
             if not await self.hold_until_loaded(message.text):
                 self.prompt.give_back(message.text)
-                self.notify("No model is loaded yet.", severity="warning")
+                if self.load_failed:
+                    self.notify(
+                        "The model did not load (the panel above says why): choose one in the palette (ctrl+p)"
+                        " or start harmony-chat with --model PATH. Your message is kept.",
+                        severity="error",
+                    )
+                else:
+                    self.notify("No model is loaded yet.", severity="warning")
             return
         user = UserMessage(message.text)
         await self.log_view.mount(user)

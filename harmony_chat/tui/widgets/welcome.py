@@ -16,6 +16,7 @@ from textual.message import Message
 from textual.widgets import Button, Markdown, Static
 
 from harmony_chat.backends.sources import GPT_OSS_20B_FILE, GPT_OSS_20B_REPO
+from harmony_chat.demo import DEMO_QUESTIONS
 from harmony_chat.demo.pocket import POCKET_QUESTIONS
 from harmony_chat.gguf.discovery import FoundModel
 from harmony_chat.tui.literal import literal
@@ -106,3 +107,15 @@ class WelcomePanel(Vertical):
             self.post_message(self.StartDemo(replay=event.button.id == "demo"))
         elif event.button.id and event.button.id.startswith("found-"):
             self.post_message(self.LoadModel(self.found[int(event.button.id.split("-")[1])].path))
+
+
+REPLAY_HINT = (
+    "Replaying recorded gpt-oss-20b conversations (no model runs). Ask one of these to see its answer: "
+    + " · ".join(DEMO_QUESTIONS)
+    + " (other questions get the recordings in turn)."
+)
+
+
+def replay_hint() -> Static:
+    """What to type in the replayed demo, shown above an otherwise empty chat."""
+    return Static(literal(REPLAY_HINT), id="replay-hint", classes="found")
