@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import platform
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -109,26 +110,57 @@ def _turn(figure: TurnFigures) -> dict[str, float | int]:
     }
 
 
-def run_bench(settings: BenchSettings) -> BenchReport:
-    """Load the model once and run every benchmark on it."""
+BENCH_STEPS = (
+    "loading the model",
+    "the stream decoder",
+    "the structure guard",
+    "decoding speed",
+    "chat turns",
+    "chat turns through the model's template",
+    "grammar cost",
+    "reasoning summaries",
+    "per-token cost",
+    "structured output",
+)
+"""What ``run_bench`` measures, in order (the progress lines name them)."""
+
+
+def run_bench(settings: BenchSettings, progress: Callable[[str], None] = lambda line: None) -> BenchReport:
+    """Load the model once and run every benchmark on it, saying each step on ``progress`` as it starts."""
+    steps = iter(enumerate(BENCH_STEPS, 1))
+
+    def step() -> None:
+        number, name = next(steps)
+        progress(f"bench {number}/{len(BENCH_STEPS)}: {name}")
+
+    step()
     backend = LlamaCppBackend(
         settings.model, context_size=settings.model_context, gpu_layers=settings.gpu_layers, threads=settings.threads
     )
     info = backend.load()
     try:
-        decoder = bench_decoder(backend_encoding(backend))
-        guard = bench_guard(backend_encoding(backend))
-        decode = compare_decode(backend, tokens=settings.tokens, runs=settings.runs)
-        chat = harmony_chat_turns(backend, backend_encoding(backend), settings.chat_tokens)
-        template_chat = template_turns(backend, settings.chat_tokens)
-        grammar = grammar_cost(backend, backend_encoding(backend), runs=settings.runs)
-        summaries = bench_summaries(backend, backend_encoding(backend), settings.chat_tokens)
         encoding = backend_encoding(backend)
+        step()
+        decoder = bench_decoder(encoding)
+        step()
+        guard = bench_guard(encoding)
+        step()
+        decode = compare_decode(backend, tokens=settings.tokens, runs=settings.runs)
+        step()
+        chat = harmony_chat_turns(backend, encoding, settings.chat_tokens)
+        step()
+        template_chat = template_turns(backend, settings.chat_tokens)
+        step()
+        grammar = grammar_cost(backend, encoding, runs=settings.runs)
+        step()
+        summaries = bench_summaries(backend, encoding, settings.chat_tokens)
+        step()
         costs = [
             token_costs(backend, encoding, length, structured)
             for length in (settings.tokens, settings.long_tokens)
             for structured in (False, True)
         ]
+        step()
         structured = compare_structured(backend, encoding, settings.long_tokens, settings.runs)
     finally:
         backend.close()

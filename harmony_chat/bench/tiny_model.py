@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from harmony_chat.demo.pocket import pocket_model_path
@@ -23,8 +24,8 @@ SEED = 1
 """The random weights' seed: every machine makes the same model."""
 
 
-def tiny_model_path() -> Path:
-    """The tiny model's path, written first if this machine has none (about a minute, once)."""
+def tiny_model_path(progress: Callable[[str], None] = lambda line: None) -> Path:
+    """The tiny model's path, written first if this machine has none (about a minute, once, said on ``progress``)."""
     vocab = resolve_vocabulary(fallback_gguf=pocket_model_path()) / VOCAB_FILE
     shape = GptOssShape()
     key = hashlib.sha256(f"{shape!r} {SEED}".encode() + vocab.read_bytes()).hexdigest()[:12]
@@ -32,6 +33,7 @@ def tiny_model_path() -> Path:
     path = folder / f"tiny-gpt-oss-{key}.gguf"
     if path.is_file():
         return path
+    progress(f"making the tiny benchmark model once (about a minute): {path}")
     ranks = read_tiktoken(vocab)
     handle, partial = tempfile.mkstemp(dir=folder, suffix=".partial")
     os.close(handle)

@@ -127,11 +127,12 @@ def bench(
     if tiny:
         from harmony_chat.bench.tiny_model import tiny_model_path
 
-        model = tiny_model_path()
+        model = tiny_model_path(lambda line: print(line, file=sys.stderr, flush=True))
     if model is not None:
         from harmony_chat.bench.runner import BenchSettings, print_report, run_bench
 
-        report = run_bench(BenchSettings(model, tokens, runs, ctx, gpu_layers, threads, chat_tokens, long_tokens))
+        settings = BenchSettings(model, tokens, runs, ctx, gpu_layers, threads, chat_tokens, long_tokens)
+        report = run_bench(settings, lambda line: print(line, file=sys.stderr, flush=True))
         print_report(report, sys.stdout, json_output)
     if url is not None:
         from harmony_chat.backends.remote import create_remote_backend

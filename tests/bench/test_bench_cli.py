@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from harmony_chat.bench.runner import BENCH_STEPS
 from harmony_chat.cli import main
 
 
@@ -127,12 +128,17 @@ def test_bench_tiny_makes_its_model_once_in_the_cache(
     monkeypatch.setenv("HARMONY_CHAT_CACHE_DIR", str(tmp_path / "cache"))
     args = ["bench", "--tiny", "--tokens", "8", "--runs", "1", "--ctx", "1024", "--chat-tokens", "4"]
     assert main([*args, "--long-tokens", "16", "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["model"] == "tiny-gpt-oss"
+    out, err = capsys.readouterr()
+    assert json.loads(out)["model"] == "tiny-gpt-oss"
     (made,) = (tmp_path / "cache").rglob("tiny-gpt-oss-*.gguf")
+    # what runs and how far, on stderr whatever stdout is (a file, here): never minutes of silence
+    assert err.splitlines()[0] == f"making the tiny benchmark model once (about a minute): {made}"
+    assert err.splitlines()[1:] == [f"bench {n}/{len(BENCH_STEPS)}: {name}" for n, name in enumerate(BENCH_STEPS, 1)]
     assert made.stat().st_mode & 0o077 == 0
     stamp = made.stat().st_mtime_ns
     assert main([*args, "--long-tokens", "16", "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["model"] == "tiny-gpt-oss"
+    out, err = capsys.readouterr()
+    assert json.loads(out)["model"] == "tiny-gpt-oss" and "making the tiny" not in err
     assert made.stat().st_mtime_ns == stamp  # made once, then reused
 
 
