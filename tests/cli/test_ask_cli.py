@@ -296,27 +296,35 @@ def test_stdin_loses_exactly_one_trailing_newline(
     assert [m["content"][0]["text"] for m in user] == [sent]
 
 
-class _InterruptOnFirstWrite(io.StringIO):
-    """stdout that presses Ctrl-C (a real SIGINT) when the answer starts to arrive."""
-
-    def write(self, text: str) -> int:
-        if not self.getvalue():
-            os.kill(os.getpid(), signal.SIGINT)
-        return super().write(text)
+ASK_SLOWLY = """
+import sys
+from pathlib import Path
+from harmony_chat.chat.options import ChatOptions
+from harmony_chat.cli.ask import AskRequest, run_ask
+options = ChatOptions(replay=Path(sys.argv[1]), replay_delay=0.01)
+sys.exit(run_ask(AskRequest(prompt="q", options=options)))
+"""
+"""``ask`` on a replay that takes a few seconds, in a process of its own (the one the Ctrl-C goes to)."""
 
 
 def test_one_ctrl_c_says_interrupted_not_cut_off(tmp_path: Path) -> None:
-    from harmony_chat.chat.options import ChatOptions
-    from harmony_chat.cli.ask import AskRequest, run_ask
-
+    """A real SIGINT, sent only to the process under test (never to the test runner) once the answer streams."""
     long_turn = tmp_path / "long.txt"
     long_turn.write_text("<|channel|>final<|message|>" + "word " * 300 + "<|return|>", encoding="utf-8")
-    out, err = _InterruptOnFirstWrite(), io.StringIO()
-    code = run_ask(AskRequest(prompt="q", options=ChatOptions(replay=long_turn)), out=out, err=err)
-    assert code == 0
-    assert "[stopped] generation was interrupted" in err.getvalue()
-    assert "cut off" not in err.getvalue()
-    assert out.getvalue().count("word") < 300
+    process = subprocess.Popen(
+        [sys.executable, "-c", ASK_SLOWLY, str(long_turn)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=ROOT,
+    )
+    assert process.stdout is not None
+    first = process.stdout.read(4)  # the answer has started
+    process.send_signal(signal.SIGINT)
+    rest, err = process.communicate(timeout=60)
+    out = (first + rest).decode()
+    assert process.returncode == 0, err.decode()
+    assert "[stopped] generation was interrupted" in err.decode() and "cut off" not in err.decode()
+    assert 0 < out.count("word") < 300
 
 
 def test_a_small_context_answers_and_says_the_answer_room_is_small(
