@@ -80,6 +80,10 @@ class ModelInfo:
         return "GPU" if self.gpu_offload else "CPU"
 
 
+MIN_TIMED_BURSTS = 8
+"""The fewest separate arrivals of a remote stream whose first-to-last time gives a speed."""
+
+
 @dataclass(slots=True)
 class GenerationStats:
     """Measurements of one generation call."""
@@ -98,6 +102,8 @@ class GenerationStats:
     """The remote engine's ``host:port`` (None when in-process)."""
     prompt_tokens_cached: int | None = None
     """Prompt tokens the remote engine reports it served from its prefix cache (None: not reported)."""
+    bursts: int | None = None
+    """The distinct moments a remote engine's tokens arrived at (None: timed token by token, in process)."""
 
     @property
     def prompt_tokens_reused(self) -> int:
@@ -106,8 +112,14 @@ class GenerationStats:
 
     @property
     def decode_tokens_per_s(self) -> float:
-        """Generated tokens per second after the first one (0 when unknown)."""
+        """Generated tokens per second from the first to the last one (0 when unknown).
+
+        A stream that arrived in fewer than :data:`MIN_TIMED_BURSTS` bursts (a proxy that buffers,
+        a short answer sent at once) says nothing about the engine's speed: unknown, not thousands.
+        """
         if self.generated_tokens < 2 or self.decode_s <= 0:
+            return 0.0
+        if self.bursts is not None and self.bursts < MIN_TIMED_BURSTS:
             return 0.0
         return (self.generated_tokens - 1) / self.decode_s
 
@@ -125,6 +137,7 @@ class GenerationStats:
             figures["engine"] = self.engine
             figures["host"] = self.host
             figures["prompt_tokens_cached"] = self.prompt_tokens_cached
+            figures["bursts"] = self.bursts
         return figures
 
 

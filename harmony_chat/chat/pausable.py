@@ -27,6 +27,7 @@ def _merge(into: GenerationStats, calls: Sequence[GenerationStats]) -> None:
     into.ttft_s = first.ttft_s
     into.generated_tokens = sum(call.generated_tokens for call in calls)
     into.decode_s = first.decode_s + sum(call.ttft_s + call.decode_s for call in calls[1:])
+    into.bursts = None if any(call.bursts is None for call in calls) else sum(call.bursts or 0 for call in calls)
 
 
 class PausableBackend(ModelBackend):

@@ -106,6 +106,9 @@ class ConstrainedStream:
             first,
             generated_tokens=sum(call.generated_tokens for call in self._calls),
             decode_s=first.decode_s + sum(call.ttft_s + call.decode_s for call in rest),
+            bursts=None
+            if any(call.bursts is None for call in self._calls)
+            else sum(call.bursts or 0 for call in self._calls),
         )
 
     def __iter__(self) -> Generator[int, None, None]:

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from openai_harmony import HarmonyEncoding
 
-from harmony_chat.backends.base import SamplingParams
+from harmony_chat.backends.base import MIN_TIMED_BURSTS, GenerationStats, SamplingParams
 from harmony_chat.backends.remote import RemoteBackend, SglangBackend, VllmBackend, create_remote_backend
 from harmony_chat.errors import EngineAuthError, EngineError, EngineStreamError, EngineTimeoutError, ModelError
 from harmony_chat.generation.turn import TurnOptions, TurnStats, run_turn
@@ -88,6 +88,18 @@ def test_vllm_request_and_stream(serve: Any, encoding: HarmonyEncoding) -> None:
     stats = backend.last_stats
     assert (stats.prompt_tokens_cached, stats.prompt_tokens_evaluated) == (64, len(tokens) - 64)
     assert stats.generated_tokens == len(ANSWER) and stats.engine == "vllm"
+    assert stats.bursts is not None and 1 <= stats.bursts <= len(ANSWER)  # arrivals counted, not assumed
+
+
+@pytest.mark.parametrize(
+    ("bursts", "speed"),
+    [(None, 99 / 2.0), (1, 0.0), (MIN_TIMED_BURSTS - 1, 0.0), (MIN_TIMED_BURSTS, 99 / 2.0), (100, 99 / 2.0)],
+)
+def test_a_speed_needs_a_stream_that_arrived_over_time(bursts: int | None, speed: float) -> None:
+    """A proxy that buffers (the whole answer in a burst or two) gave 5,148.9 tok/s: now unknown (0), not shown."""
+    stats = GenerationStats(prompt_tokens=10, generated_tokens=100, decode_s=2.0, engine="vllm", bursts=bursts)
+    assert stats.decode_tokens_per_s == speed
+    assert stats.as_dict()["decode_tokens_per_s"] == round(speed, 3) and stats.as_dict()["bursts"] == bursts
 
 
 def test_sglang_request_and_cumulative_or_incremental_stream(serve: Any, encoding: HarmonyEncoding) -> None:

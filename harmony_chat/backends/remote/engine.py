@@ -182,6 +182,7 @@ class RemoteBackend(ModelBackend):
         prompt_length = len(prompt)
         stream = self.client.stream(path, body, should_stop)
         events = stream.events()
+        last_arrival: float | None = None
         try:
             for event, arrived in events:
                 for token in self._read(event, state):
@@ -190,6 +191,9 @@ class RemoteBackend(ModelBackend):
                     if not generated:
                         stats.ttft_s = arrived - self._started
                         self._first = arrived
+                    if arrived != last_arrival:
+                        stats.bursts = (stats.bursts or 0) + 1
+                        last_arrival = arrived
                     generated.append(token)
                     stats.generated_tokens = len(generated)
                     stats.decode_s = arrived - self._first
