@@ -124,9 +124,17 @@ async def test_chat_hides_reasoning_cycles_effort_and_shows_tokens(server: Llama
 
             await pilot.press("ctrl+r")
             assert status.effort == "high" and "effort high" in str(status.render())
+            after_first = status.context_used
+            assert after_first > app.chat.inspector.prompt_tokens  # the prompt and the answer
             await send(pilot, second)
             turn = last_turn(app)
             assert turn.final_text == follow_final
+            # the context bar follows every turn on an engine too (it once stayed at the first turn's)
+            engine = app.chat.conversation and app.chat.conversation.backend
+            assert isinstance(engine, LlamaServerBackend)
+            figures = engine.last_stats  # the second turn's only generation call
+            assert figures.prompt_tokens == app.chat.inspector.prompt_tokens != after_first
+            assert status.context_used == figures.prompt_tokens + figures.generated_tokens
             prompt = app.chat.inspector.prompt_text
             assert "Reasoning: high" in prompt and "Reasoning: medium" not in prompt
             assert prompt.count(first) == 1  # the first exchange is in the new prompt
