@@ -3,9 +3,11 @@
 Without both, thousands of connections that each send half a header, or a header and then one
 byte of body every few seconds (nothing the API key can stop), hold every connection slot and
 file descriptor; even ``/health`` then times out. So the server holds at most ``max_connections``.
-A new connection beyond that closes the oldest one still *receiving* its request (idle, half a
-header, or part of a body), or, when every held connection is serving a whole request, is
-answered 503 and closed: a slow sender can always be pushed out by an honest client. A connection
+A new connection beyond that closes the oldest one still *receiving* its request: first those with
+half a header or part of a body, then those that never had a request answered, and an idle
+keep-alive connection between two answered requests last; when every held connection is serving a
+whole request, the newcomer is answered 503 and closed. A slow sender can always be pushed out by
+an honest client, and an honest client's idle connection is the last to go. A connection
 that has not sent a whole request header ``header_timeout_s`` after it opened (or after its last
 response) is closed, and so is one whose body has not arrived ``header_timeout_s`` plus the time
 its length takes at :data:`MIN_BODY_BYTES_PER_S` after its header did. :func:`fit_connections`
@@ -97,11 +99,19 @@ class ConnectionBudget:
         self.held: set[Any] = set()
         self.waiting: dict[Any, None] = {}
         """Connections still receiving a request (header or body), in the order they began to."""
+        self.partial: dict[Any, None] = {}
+        """Of those, the ones part of whose request has come (half a header, some of a body): closed first."""
+        self.answered: set[Any] = set()
+        """Connections that have had a request answered (kept-alive clients): closed last."""
 
     def admit(self, connection: Any) -> bool:
         """Hold ``connection``, closing the longest-waiting one when full; False when all are busy."""
         if len(self.held) >= self.limit:
-            oldest = next(iter(self.waiting), None)
+            oldest = (
+                next(iter(self.partial), None)
+                or next((each for each in self.waiting if each not in self.answered), None)
+                or next(iter(self.waiting), None)
+            )
             if oldest is None:
                 log.warning("connection limit (%d) reached and every connection is busy: refused one", self.limit)
                 return False
@@ -115,16 +125,29 @@ class ConnectionBudget:
         """``connection`` waits for a request (again): it may be closed to make room."""
         if connection in self.held:
             self.waiting.pop(connection, None)
+            self.partial.pop(connection, None)
             self.waiting[connection] = None
+
+    def part_came(self, connection: Any) -> None:
+        """Part of ``connection``'s request has come: it is among the first closed to make room.
+
+        An idle keep-alive connection between two requests (an honest client's, typically) is
+        closed only when no connection with a request half sent is left to close.
+        """
+        if connection in self.waiting and connection not in self.partial:
+            self.partial[connection] = None
 
     def serve(self, connection: Any) -> None:
         """``connection`` has its whole request and is serving it."""
         self.waiting.pop(connection, None)
+        self.partial.pop(connection, None)
 
     def forget(self, connection: Any) -> None:
         """``connection`` is gone."""
         self.held.discard(connection)
         self.waiting.pop(connection, None)
+        self.partial.pop(connection, None)
+        self.answered.discard(connection)
 
 
 def guarded_protocol(max_connections: int, header_timeout_s: float) -> type[asyncio.Protocol]:
@@ -158,9 +181,12 @@ def guarded_protocol(max_connections: int, header_timeout_s: float) -> type[asyn
         def data_received(self, data: bytes) -> None:
             super().data_received(data)
             self._follow()
+            if self._phase != "serving" and data:
+                budget.part_came(self)
 
         def on_response_complete(self) -> None:
             super().on_response_complete()
+            budget.answered.add(self)
             self._follow()
 
         def _current_phase(self) -> str:
