@@ -12,12 +12,19 @@ dialog and the README say which applies).
 from __future__ import annotations
 
 import contextlib
+import os
 import secrets
+import signal
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 PREFIX = "harmony-chat-python-"
+STALE_S = 600.0
+"""An empty kernel cgroup older than this was left behind and is removed when the next one is made."""
+REMOVE_WAIT_S = 2.0
+"""How long the sandbox's processes get to end before what is left in its cgroup is killed."""
 
 
 @dataclass(frozen=True)
@@ -32,8 +39,26 @@ class Cgroup:
         """``cgroup.procs``: writing ``0`` moves the writer in (its later children follow)."""
         return self.folder / "cgroup.procs"
 
-    def remove(self) -> None:
-        """Remove the cgroup once its processes are gone (a cgroup with processes cannot be removed)."""
+    def remove(self, wait_s: float = REMOVE_WAIT_S) -> None:
+        """Remove the cgroup once its processes are gone, killing any left after ``wait_s`` (idempotent).
+
+        A cgroup with processes cannot be removed, and the sandbox's are still ending when the
+        kernel is closed: they are waited for, then killed, so no cgroup is left behind.
+        """
+        deadline = time.monotonic() + wait_s
+        while True:
+            try:
+                pids = [int(line) for line in self.procs.read_text(encoding="ascii").split()]
+            except (OSError, ValueError):
+                pids = []  # gone already, or no list to read: rmdir says whether it can go
+            if not pids:
+                break
+            if time.monotonic() >= deadline:
+                for pid in pids:
+                    with contextlib.suppress(OSError):
+                        os.kill(pid, signal.SIGKILL)
+                deadline = time.monotonic() + wait_s
+            time.sleep(0.02)
         with contextlib.suppress(OSError):
             self.folder.rmdir()
 
@@ -63,6 +88,7 @@ def _v2(root: Path, own: str, memory_bytes: int, processes: int) -> Cgroup | Non
         return None
     if "memory" not in enabled:  # the parent gives its children no memory controller
         return None
+    _remove_stale(parent)
     folder = parent / f"{PREFIX}{secrets.token_hex(6)}"
     try:
         folder.mkdir(mode=0o755)
@@ -86,6 +112,7 @@ def _v1(root: Path, paths: dict[str, str], memory_bytes: int) -> Cgroup | None:
     hierarchy = root / "memory"
     if own is None or not (hierarchy / "memory.limit_in_bytes").exists():
         return None
+    _remove_stale(hierarchy / own.lstrip("/"))
     folder = hierarchy / own.lstrip("/") / f"{PREFIX}{secrets.token_hex(6)}"
     try:
         folder.mkdir(mode=0o755)
@@ -100,6 +127,19 @@ def _v1(root: Path, paths: dict[str, str], memory_bytes: int) -> Cgroup | None:
             folder.rmdir()
         return None
     return Cgroup(folder, 1)
+
+
+def _remove_stale(parent: Path) -> None:
+    """Remove empty cgroups of kernels whose app ended without removing them (killed, say).
+
+    Only those made over :data:`STALE_S` ago: a newer empty one may be another app's, about to be joined.
+    """
+    now = time.time()
+    with contextlib.suppress(OSError):
+        for stale in parent.glob(f"{PREFIX}*"):
+            with contextlib.suppress(OSError):
+                if now - stale.stat().st_mtime > STALE_S:
+                    stale.rmdir()  # fails, as it should, for one with processes: a running kernel's
 
 
 def memory_cgroup(memory_bytes: int, processes: int, *, root: Path = CGROUP_ROOT) -> Cgroup | None:

@@ -177,10 +177,17 @@ def quota(spec: dict[str, Any]) -> None:
 
 
 def set_limits(limits: dict[str, int]) -> None:
-    """Apply the resource limits (CPU gets a few seconds of grace between SIGXCPU and SIGKILL), no core files."""
+    """Apply the resource limits (CPU gets a few seconds of grace between SIGXCPU and SIGKILL), no core files.
+
+    A hard limit this process inherited lower than the sandbox's is kept: it cannot be raised.
+    """
     for name, value in [("core", 0), *limits.items()]:
         which = resource.RLIMIT_CORE if name == "core" else LIMITS[name]
-        resource.setrlimit(which, (value, value + 5) if name == "cpu_s" else (value, value))
+        ceiling = resource.getrlimit(which)[1]  # a limit inherited lower (ulimit, a batch system) stays lower
+        hard = value + 5 if name == "cpu_s" else value
+        if ceiling != resource.RLIM_INFINITY:
+            hard = min(hard, ceiling)
+        resource.setrlimit(which, (min(value, hard), hard))
     if _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0):
         _fail("set no_new_privs")
     if _libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0):  # the code may not open the channel through /proc/2/fd

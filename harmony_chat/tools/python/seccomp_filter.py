@@ -95,12 +95,13 @@ def build_filter() -> Any:
     sc = _binding()
     refuse = sc.ERRNO(errno.EPERM)
     rules = sc.SyscallFilter(sc.ALLOW)
+    native = sc.system_arch()
     try:
+        rules.set_attr(sc.Attr.ACT_BADARCH, sc.KILL_PROCESS)  # libseccomp's default ends only the thread
         for name in DENIED:
-            try:
-                rules.add_rule(refuse, name)
-            except ValueError:  # a call this architecture does not have (libseccomp cannot resolve its name)
+            if sc.resolve_syscall(native, name) < 0:  # not a call of this architecture: nothing to refuse
                 continue
+            rules.add_rule(refuse, name)
         for flag in NAMESPACE_FLAGS:  # one rule per flag: a filter compares masked bits for equality only
             rules.add_rule(refuse, "clone", sc.Arg(0, sc.MASKED_EQ, flag, flag))
         rules.add_rule(sc.ERRNO(errno.ENOSYS), "clone3")
