@@ -3,7 +3,7 @@
 The kernel speaks the Jupyter protocol over ZeroMQ on Unix sockets (``transport="ipc"``): they
 work across the sandbox's network namespace, where the parent's ``127.0.0.1`` is out of reach.
 ``jupyter_client``'s ``BlockingKernelClient`` talks to it; the process is started and stopped
-here, not by a ``KernelManager``, because it runs under the launcher and ``unshare``.
+here, not by a ``KernelManager``, because it runs under the launcher and bubblewrap.
 
 The host keeps a private folder per kernel (the launcher's spec and log, never shown to the
 code) and a socket pair with the launcher: the launcher says on it when the sandbox is ready,

@@ -7,10 +7,10 @@ parent with ``O_NOFOLLOW`` (folders also with ``O_DIRECTORY``), files the host c
 with ``O_CREAT | O_EXCL``, only regular files and folders are read or copied (a link, a FIFO or a
 device is skipped, never opened through), and every walk is bounded in entries and depth.
 
-With full isolation the code's folder is a size-limited tmpfs inside the sandbox (the quota) that
-the host reaches only through the descriptor the launcher hands it; the host keeps a mirror of it
-in the data dir, a folder the code never sees (:class:`Mirror`: copied out after each call, copied
-in when a kernel starts).
+In the bubblewrap sandbox the code's folder is a size-limited tmpfs (the quota) that the host
+reaches only through the descriptor the launcher hands it; the host keeps a mirror of it in the
+data dir, a folder the code never sees (:class:`Mirror`: copied out after each call, copied in
+when a kernel starts). The container runner binds the host's folder itself.
 """
 
 from __future__ import annotations
