@@ -324,33 +324,51 @@ def test_through_the_real_proc_self_cgroup(tmp_path: Path) -> None:
 def test_remove_kills_what_is_left_in_a_busy_cgroup_and_leaves_a_missing_one_alone(tmp_path: Path) -> None:
     """The sandbox's processes are still ending when its kernel is closed: they get a moment, then SIGKILL."""
     lingering = subprocess.Popen(["sleep", "30"])
+    ended = subprocess.Popen(["true"])
+    ended.wait()  # a pid the list still names, gone already: killing it must not fail
     busy = Cgroup(tmp_path / "busy", 2)
     busy.folder.mkdir()
-    (busy.folder / "cgroup.procs").write_text(f"{lingering.pid}\n", encoding="ascii")
+    (busy.folder / "cgroup.procs").write_text(f"{ended.pid}\n{lingering.pid}\n", encoding="ascii")
+    failures: list[BaseException] = []
+
+    def remove() -> None:
+        try:
+            busy.remove(wait_s=0.2)
+        except BaseException as error:  # noqa: BLE001 - reported by the test below
+            failures.append(error)
+
     started = time.monotonic()
-    watcher = threading.Thread(target=busy.remove, kwargs={"wait_s": 0.2}, daemon=True)
+    watcher = threading.Thread(target=remove, daemon=True)
     watcher.start()
     assert lingering.wait(timeout=10) == -signal.SIGKILL and time.monotonic() - started >= 0.2
+    time.sleep(0.3)  # killed again after another wait: the list still names it, and nothing breaks
     (busy.folder / "cgroup.procs").write_text("", encoding="ascii")  # as the kernel empties a real one
+    emptied = time.monotonic()
     watcher.join(10)
-    assert not watcher.is_alive() and busy.folder.exists()  # a plain folder holding a file: rmdir refused, quietly
+    assert failures == [] and not watcher.is_alive() and time.monotonic() - emptied < 0.5
+    assert busy.folder.exists()  # a plain folder holding a file: rmdir refused, quietly
     gone = Cgroup(tmp_path / "gone", 1)
     gone.remove()
     assert not gone.folder.exists()
 
 
+@pytest.mark.parametrize("version", [1, 2])
 def test_empty_cgroups_left_behind_are_removed_when_the_next_is_made(
-    tmp_path: Path, own_cgroup: Callable[[str], None]
+    tmp_path: Path, own_cgroup: Callable[[str], None], version: int
 ) -> None:
-    """A killed app leaves its kernel's cgroup: the next one made removes it, but never a fresh one."""
-    own_cgroup(V2_PROC)
-    parent = v2_tree(tmp_path / "cgroup")
-    old, fresh = parent / f"{PREFIX}0000000000aa", parent / f"{PREFIX}0000000000bb"
-    old.mkdir()
-    fresh.mkdir()
-    os.utime(old, (time.time() - STALE_S - 5, time.time() - STALE_S - 5))
+    """A killed app leaves its kernel's cgroup: the next one made removes it, but never a fresh or busy one."""
+    own_cgroup(V2_PROC if version == 2 else V1_PROC)
+    parent = v2_tree(tmp_path / "cgroup") if version == 2 else v1_tree(tmp_path / "cgroup")
+    old, fresh, busy = (parent / f"{PREFIX}0000000000{tail}" for tail in ("aa", "bb", "cc"))
+    for folder in (old, fresh, busy):
+        folder.mkdir()
+    (busy / "cgroup.procs").write_text("1\n", encoding="ascii")  # rmdir refuses it, as a cgroup with processes
+    long_ago = time.time() - STALE_S - 5
+    for folder in (old, busy):
+        os.utime(folder, (long_ago, long_ago))
     made = memory_cgroup(1024 * MIB, 64, root=tmp_path / "cgroup")
-    assert made is not None and not old.exists() and fresh.exists()
+    assert made is not None and made.version == version
+    assert not old.exists() and fresh.exists() and busy.exists()
 
 
 # -- can_limit_memory and the plan --------------------------------------------------------------------------------

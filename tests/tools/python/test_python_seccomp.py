@@ -324,9 +324,16 @@ def test_a_rule_libseccomp_refuses_makes_the_filter_unavailable(monkeypatch: pyt
 
 def test_a_denied_name_this_architecture_lacks_is_skipped(monkeypatch: pytest.MonkeyPatch) -> None:
     """A call libseccomp cannot resolve here is not a call anything can make: the filter still builds."""
-    monkeypatch.setitem(seccomp_filter.DENIED, "not_a_system_call_anywhere", "a name no ABI has")
+    unknown = {"not_a_system_call_anywhere": "a name no ABI has"}
+    monkeypatch.setattr(seccomp_filter, "DENIED", unknown | seccomp_filter.DENIED)  # first, before the rest
     assert pyseccomp.resolve_syscall(pyseccomp.system_arch(), "not_a_system_call_anywhere") < 0
-    build_filter()  # used to raise: libseccomp refused the rule, and the whole python tool was unavailable
+    rules = build_filter()  # used to raise: libseccomp refused the rule, and the whole python tool was unavailable
+    with tempfile.TemporaryFile("w+") as text:
+        rules.export_pfc(text)
+        text.seek(0)
+        compiled = text.read()
+    keyctl = pyseccomp.resolve_syscall(pyseccomp.system_arch(), "keyctl")
+    assert f"$syscall == {keyctl}" in compiled  # the names after it are refused still
 
 
 def open_descriptors() -> set[int]:
