@@ -117,9 +117,17 @@ class GenerationStats:
         A stream that arrived in fewer than :data:`MIN_TIMED_BURSTS` bursts (a proxy that buffers,
         a short answer sent at once) says nothing about the engine's speed: unknown, not thousands.
         """
-        if self.generated_tokens < 2 or self.decode_s <= 0:
-            return 0.0
         if self.bursts is not None and self.bursts < MIN_TIMED_BURSTS:
+            return 0.0
+        return self.first_to_last_tokens_per_s
+
+    @property
+    def first_to_last_tokens_per_s(self) -> float:
+        """Generated tokens per second from the first arrival to the last, however they arrived (0: unknown).
+
+        What ``bench --url`` compares with the engine's own stream, timed the same way on both sides.
+        """
+        if self.generated_tokens < 2 or self.decode_s <= 0:
             return 0.0
         return (self.generated_tokens - 1) / self.decode_s
 

@@ -108,7 +108,7 @@ def pipeline_stream(backend: RemoteBackend, session: ChatSession, sampling: Samp
         printer.handle(event)
         if isinstance(event, TurnStats):
             stats = event.stats
-            figures = StreamFigures(stats.generated_tokens, stats.ttft_s, stats.decode_tokens_per_s)
+            figures = StreamFigures(stats.generated_tokens, stats.ttft_s, stats.first_to_last_tokens_per_s)
     del session.history[1:]
     del session.turns[:]
     return figures

@@ -384,7 +384,8 @@ def _as_ordinary_user(how: str) -> list[str]:
     again = "import os, sys, harmony_chat; os.execv(sys.executable, [sys.executable, '-c', ''])"  # it starts Pythons
     probe = subprocess.run([*prefix, sys.executable, "-c", again], capture_output=True, check=False)
     if probe.returncode != 0:
-        pytest.skip(f"cannot run this Python as an ordinary user here ({how}): {probe.stderr.decode()[-200:]}")
+        why = (probe.stderr.decode().strip().splitlines() or ["no message"])[-1]
+        pytest.skip(f"cannot run this Python as an ordinary user here ({how}): {why}")
     return prefix
 
 
