@@ -19,6 +19,7 @@ from harmony_chat.generation.turn import PromptReady
 from harmony_chat.harmony.events import ContentDelta
 from harmony_chat.harmony.session import ChatSession
 from tests.helpers import ids
+from tests.tools.python.helpers import needs_sandbox
 
 CODE_CALL = (
     "<|channel|>analysis<|message|>Let me compute.<|end|>"
@@ -50,6 +51,7 @@ def _chat(
     return ChatConversation(ChatSession(encoding, start_date="2026-01-01"), backend, tools=runner)
 
 
+@needs_sandbox
 def test_python_runs_after_approval_and_the_model_reads_its_output(
     encoding: HarmonyEncoding, python_tool: PythonBuiltin
 ) -> None:

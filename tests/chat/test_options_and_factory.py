@@ -19,6 +19,7 @@ from harmony_chat.chat.options import ChatOptions
 from harmony_chat.config import default_settings, load_settings, set_setting
 from harmony_chat.config_errors import ConfigError
 from tests.support.flags import options_from
+from tests.tools.python.helpers import needs_sandbox
 from training.pocket.data import WEATHER_TOOL
 
 
@@ -46,6 +47,7 @@ def test_the_command_line_wins_over_the_config_and_a_model_source_replaces_the_c
         set_setting(load_settings(config), "model.no_such_option", 1)
 
 
+@needs_sandbox
 def test_the_python_quota_goes_from_the_config_to_the_tool(tmp_path: Path) -> None:
     options = ChatOptions(load_settings(_config(tmp_path, '[tools]\nbuiltin = ["python"]\npython_disk_mb = 8\n')))
     assert options.settings.tools.python_disk_mb == 8

@@ -28,6 +28,7 @@ from harmony_chat.tools.mcp_config import McpServerConfig
 from harmony_chat.tools.naming import ToolNames
 from tests.chat.mcp_python_named_server import answer
 from tests.helpers import ids
+from tests.tools.python.helpers import needs_sandbox
 
 SERVER = Path(__file__).resolve().parent / "mcp_python_named_server.py"
 BUILTIN_CALL = "<|channel|>analysis to=python<|message|>print(12 * 34)<|call|>"
@@ -52,6 +53,7 @@ def python_tool(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Pyt
     tool.close()
 
 
+@needs_sandbox
 def test_to_python_reaches_the_built_in_even_beside_an_mcp_tool_named_python(
     encoding: HarmonyEncoding, toolbox: McpToolbox, python_tool: PythonBuiltin
 ) -> None:

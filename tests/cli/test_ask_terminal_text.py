@@ -18,6 +18,7 @@ import pytest
 from harmony_chat.cli import main
 from tests.cli.test_ask_tools import TEST_SERVER, mcp_json, recording
 from tests.support.fake_engine import FakeEngine, load_fixture
+from tests.tools.python.helpers import needs_sandbox
 
 RAW_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 """Any control character but tab and newline (ESC, BEL, CR, DEL, C1 such as CSI ``\\x9b``)."""
@@ -133,6 +134,7 @@ def test_the_approval_prompt_names_the_kind_of_action(
     assert "[approve] tool call: get_weather (test)\n" in err
 
 
+@needs_sandbox
 def test_python_tool_call_and_result_show_escapes_as_symbols(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

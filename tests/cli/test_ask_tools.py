@@ -10,6 +10,7 @@ import pytest
 
 from harmony_chat.cli import main
 from tests.tools.mcp_test_server import forecast
+from tests.tools.python.helpers import needs_sandbox
 
 ROOT = Path(__file__).resolve().parents[2]
 TEST_SERVER = ROOT / "tests" / "tools" / "mcp_test_server.py"
@@ -114,6 +115,7 @@ def test_malformed_arguments_are_never_run(capsys: pytest.CaptureFixture[str], t
     assert not [e for e in events if e["type"] == "tool_started"]
 
 
+@needs_sandbox
 def test_python_tool_runs_code_from_the_reasoning(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -32,6 +32,7 @@ from harmony_chat.tui.widgets.tool_row import CODE_LABEL, ToolCallRow
 from harmony_chat.tui.widgets.turn import AssistantTurn
 from tests.support.otter_story import ANSWER, COMPUTE, OPEN, QUESTION, SEARCH, SHOWN
 from tests.tools.browser.web_server import WebServer
+from tests.tools.python.helpers import needs_sandbox
 from tests.tui.harness import settle
 from tests.tui.screen_text import actions, shown_all, squeezed
 from tests.tui.test_tools_tui import ask, finish, until
@@ -91,6 +92,7 @@ def links(widget: Any) -> list[str]:
     return [action for part in [widget, *widget.query("*")] for action in actions(part) if action.startswith("link(")]
 
 
+@needs_sandbox
 async def test_search_open_python_and_an_answer_with_numbered_links(tmp_path: Path, web: WebServer) -> None:
     store = HistoryStore(tmp_path / "history.sqlite3")
     app = research_app(tmp_path, web, [SEARCH, OPEN, COMPUTE, ANSWER], history=store)
@@ -141,6 +143,7 @@ async def test_search_open_python_and_an_answer_with_numbered_links(tmp_path: Pa
         again.release()
 
 
+@needs_sandbox
 async def test_python_approval_shows_the_code_labelled_and_highlighted_as_python(
     tmp_path: Path, web: WebServer
 ) -> None:

@@ -20,13 +20,15 @@ import pytest
 
 from harmony_chat.locations import data_dir
 from harmony_chat.tools.python import PythonTool, SandboxLimits, probe_platform
-from tests.tools.python.helpers import run
+from tests.tools.python.helpers import needs_sandbox, run
 
-pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="the python tool's kernel needs POSIX")
+pytestmark = [
+    pytest.mark.skipif(sys.platform == "win32", reason="the python tool's kernel needs POSIX"),
+    needs_sandbox,
+]
 
 SECRET = f"sk-harmony-test-{uuid.uuid4().hex}"
 LIMITS = SandboxLimits(memory_bytes=1024**3, file_bytes=8 * 1024**2, processes=64)
-needs_sandbox = pytest.mark.skipif(not probe_platform().available, reason=f"no sandbox here: {probe_platform().reason}")
 
 
 @pytest.fixture(scope="module")

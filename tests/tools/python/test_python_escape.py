@@ -18,14 +18,16 @@ from pathlib import Path
 
 import pytest
 
-from harmony_chat.tools.python import PythonTool, SandboxLimits, probe_platform
-from tests.tools.python.helpers import run
+from harmony_chat.tools.python import PythonTool, SandboxLimits
+from tests.tools.python.helpers import needs_sandbox, run
 
-pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="the python tool's kernel needs POSIX")
+pytestmark = [
+    pytest.mark.skipif(sys.platform == "win32", reason="the python tool's kernel needs POSIX"),
+    needs_sandbox,
+]
 
 ROOT = Path(__file__).resolve().parents[3]
 MIB = 1024**2
-needs_sandbox = pytest.mark.skipif(not probe_platform().available, reason=f"no sandbox here: {probe_platform().reason}")
 
 
 @pytest.fixture

@@ -16,9 +16,12 @@ import pytest
 from harmony_chat.tools.output import OUTPUT_LIMIT_BYTES
 from harmony_chat.tools.python import KernelStartError, PythonTool, probe_platform
 from harmony_chat.tools.python.sandbox import Platform
-from tests.tools.python.helpers import run
+from tests.tools.python.helpers import needs_sandbox, run
 
-pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="the python tool's kernel needs POSIX")
+pytestmark = [
+    pytest.mark.skipif(sys.platform == "win32", reason="the python tool's kernel needs POSIX"),
+    needs_sandbox,
+]
 
 # A 1x1 PNG.
 PNG = base64.b64decode(
