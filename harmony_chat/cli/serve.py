@@ -19,6 +19,7 @@ from harmony_chat.cli.root import app
 from harmony_chat.server import SERVE_API_KEY_ENV
 from harmony_chat.server.backend_pool import MAX_PARALLEL, ParallelError
 from harmony_chat.server.connections import DEFAULT_HEADER_TIMEOUT_S, DEFAULT_MAX_CONNECTIONS
+from harmony_chat.server.response_store import DEFAULT_STORE_LIMITS
 from harmony_chat.text_safety import visible
 
 MAX_QUEUE = 10_000
@@ -70,6 +71,19 @@ def serve(
             help="SQLite file of stored responses and conversations (:memory: keeps them until the server stops).",
         ),
     ] = None,
+    store_item_kb: Annotated[
+        int,
+        typer.Option("--store-item-kb", metavar="KIB", min=1, max=1024**2, help="KiB one conversation item may hold."),
+    ] = DEFAULT_STORE_LIMITS.item_bytes // 1024,
+    store_conversation_mb: Annotated[
+        int,
+        typer.Option(
+            "--store-conversation-mb", metavar="MIB", min=1, max=1024**2, help="MiB of items one conversation may hold."
+        ),
+    ] = DEFAULT_STORE_LIMITS.conversation_bytes // 1024**2,
+    store_max_mb: Annotated[
+        int, typer.Option("--store-max-mb", metavar="MIB", min=1, max=1024**2, help="MiB the whole store may hold.")
+    ] = DEFAULT_STORE_LIMITS.store_bytes // 1024**2,
     *,
     overrides: Overrides,
 ) -> None:
@@ -81,7 +95,7 @@ def serve(
     from harmony_chat.server.harmony_request import ServedModel
     from harmony_chat.server.limits import check_bind
     from harmony_chat.server.listening import listen
-    from harmony_chat.server.response_store import store_location
+    from harmony_chat.server.response_store import StoreLimits, store_location
 
     check_bind(host, api_key)  # before loading anything
     options = overrides.chat_options(invocation)
@@ -96,6 +110,11 @@ def serve(
         max_connections=max_connections,
         header_timeout_s=header_timeout,
         store_path=store_location(store_path),
+        store_limits=StoreLimits(
+            item_bytes=store_item_kb * 1024,
+            conversation_bytes=store_conversation_mb * 1024**2,
+            store_bytes=store_max_mb * 1024**2,
+        ),
     )
     limits.max_connections, limits.backlog = fit_connections(limits.max_connections, limits.backlog)
     loaded = load_model(options, lambda step: print(visible(f"{step}..."), file=sys.stderr))

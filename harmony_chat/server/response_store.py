@@ -50,6 +50,10 @@ class StoreLimits:
     """The whole database (its pages in use)."""
 
 
+DEFAULT_STORE_LIMITS = StoreLimits()
+"""The bounds ``serve`` uses by default (its ``--store-item-kb``, ``--store-conversation-mb``, ``--store-max-mb``)."""
+
+
 MEMORY = ":memory:"
 """The ``--store-path`` that keeps the store in memory (gone when the server stops)."""
 APPLICATION_ID = 0x68637376

@@ -131,3 +131,24 @@ def test_a_missing_model_file_is_said_before_any_loading_step(capsys: pytest.Cap
         "finding the model...",
         "error: model file not found: /nonexistent/missing.gguf",
     ]
+
+
+def test_the_store_bounds_are_serve_options(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--store-item-kb``, ``--store-conversation-mb`` and ``--store-max-mb`` reach the store; the defaults hold."""
+    from harmony_chat.server.response_store import DEFAULT_STORE_LIMITS, StoreLimits
+
+    seen: list[Any] = []
+    monkeypatch.setattr("harmony_chat.server.app.run_server", lambda *args, **kwargs: seen.append(kwargs["limits"]))
+    recording = tmp_path / "r.txt"
+    recording.write_text("<|channel|>final<|message|>hi<|return|>\n", encoding="utf-8")
+    common = ["serve", "--replay", str(recording), "--port", str(_free_port()), "--store-path", ":memory:"]
+    assert main([*common, "--store-item-kb", "8", "--store-conversation-mb", "2", "--store-max-mb", "16"]) == 0
+    assert main(common) == 0
+    assert [limits.store_limits for limits in seen] == [
+        StoreLimits(item_bytes=8 * 1024, conversation_bytes=2 * 1024**2, store_bytes=16 * 1024**2),
+        DEFAULT_STORE_LIMITS,
+    ]
+    assert main([*common, "--store-max-mb", "0"]) == 2  # below 1: refused by the option, in one line
+    assert capsys.readouterr().err.count("error:") == 1
