@@ -55,7 +55,7 @@ POLL_S = 0.05
 LOG_TAIL_BYTES = 4096
 MAX_MESSAGE_BYTES = 16 * 1024**2
 """The largest message the host takes from the kernel; ZeroMQ drops the connection on a larger one."""
-REPLY_GRACE_S = 2.0
+REPLY_GRACE_S = 5.0
 """How long after the kernel's reply its output may still arrive before the rest counts as lost."""
 SOCKET_NAMES = tuple(f"k-{port}" for port in range(1, 6))
 _SPAWNER = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="python-sandbox-spawn")

@@ -14,7 +14,8 @@ an allow-list (:func:`visible_paths`):
   ``/mnt/data``, ``/tmp``, ``/var/tmp``, ``/dev/shm`` and the kernel's socket folder ``/run/kernel``.
 
 Memory is bounded for the whole sandbox by a cgroup where this machine lets harmony-chat make one
-(:mod:`cgroup`), otherwise per process. Without bubblewrap or libseccomp the python tool is
+(:mod:`cgroup`), or else by a transient scope of the user's systemd (``systemd-run --user --scope``),
+otherwise per process. Without bubblewrap or libseccomp the python tool is
 unavailable (fail closed) and says why in one line, with the install command; the docker/podman
 runner (:mod:`container`) is the alternative. What is available is probed once per process.
 """
@@ -86,8 +87,44 @@ class SandboxLimits:
         }
 
 
-MemoryBound = Literal["cgroup", "process"]
-"""``cgroup``: one limit for the whole sandbox; ``process``: a lower limit per process."""
+MemoryBound = Literal["cgroup", "systemd", "process"]
+"""``cgroup``: one limit for the whole sandbox, in a cgroup made here; ``systemd``: the same, in a transient
+scope of the user's systemd (``systemd-run --user --scope``); ``process``: a lower limit per process."""
+
+
+SYSTEMD_USER_ENV = ("XDG_RUNTIME_DIR", "DBUS_SESSION_BUS_ADDRESS")
+"""What ``systemd-run --user`` needs to reach the user's manager: given to it and the launcher, never to the kernel."""
+
+
+def systemd_scope_prefix(limits: SandboxLimits, program: str = "systemd-run") -> list[str]:
+    """``systemd-run`` putting the sandbox in a transient user scope with its memory and task limits."""
+    return [
+        program,
+        "--user",
+        "--scope",
+        "--quiet",
+        "--collect",
+        "-p",
+        f"MemoryMax={limits.memory_bytes}",
+        "-p",
+        "MemorySwapMax=0",
+        "-p",
+        f"TasksMax={limits.processes}",
+        "--",
+    ]
+
+
+def _systemd_scope_works() -> bool:
+    """Whether the user's systemd makes a scope with a memory limit here (a trial run of ``true``)."""
+    if shutil.which("systemd-run") is None:
+        return False
+    try:
+        done = subprocess.run(
+            [*systemd_scope_prefix(SandboxLimits()), "true"], capture_output=True, timeout=20, check=False
+        )
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return done.returncode == 0
 
 
 @dataclass(frozen=True)
@@ -184,7 +221,11 @@ def probe_platform() -> Platform:
     failed = _try_bwrap(bwrap, as_root)
     if failed:
         return Platform(False, as_root, f"bubblewrap cannot make a sandbox here ({failed}); " + CONTAINER_HINT)
-    memory: MemoryBound = "cgroup" if can_limit_memory() else "process"
+    memory: MemoryBound = "process"
+    if can_limit_memory():
+        memory = "cgroup"
+    elif not as_root and _systemd_scope_works():
+        memory = "systemd"
     return Platform(True, as_root, memory=memory, bwrap=bwrap)
 
 
@@ -192,8 +233,10 @@ def describe(platform: Platform, limits: SandboxLimits, workdir_shown: str) -> s
     """One paragraph for the approval dialog: what contains the code here, or why it cannot run."""
     if not platform.available:
         return f"Unavailable: {platform.reason}."
-    if platform.memory == "cgroup":
+    if platform.memory in ("cgroup", "systemd"):
         memory = f"{limits.memory_bytes // _MIB} MiB memory for all its processes, {limits.processes} processes"
+        if platform.memory == "systemd":
+            memory += " (a systemd scope)"
     else:
         memory = (
             f"{limits.process_memory_bytes // _MIB} MiB memory per process and {limits.fallback_processes}"
@@ -376,19 +419,23 @@ def build_plan(
         "seccomp_fd": seccomp_fd,
         "python": sys.executable,
         "init": {
-            "limits": limits.rlimits(cgroup=cgroup is not None),
+            "limits": limits.rlimits(cgroup=cgroup is not None or platform.memory == "systemd"),
             "argv": kernel_argv_for(f"{KERNEL_DIR}/connection.json"),
             "env": env,
         },
     }
     argv = [sys.executable, "-I", "-S", str(launcher), "enter", str(private_dir / "launch.json")]
+    first_env = env
+    if platform.memory == "systemd":  # the kernel's own environment stays the spec's: init execs it with that
+        argv = [*systemd_scope_prefix(limits, shutil.which("systemd-run") or "systemd-run"), *argv]
+        first_env = env | {key: os.environ[key] for key in SYSTEMD_USER_ENV if key in os.environ}
     return LaunchPlan(
         argv,
         spec,
         MNT_DATA,
         KERNEL_DIR,
         owner=(SANDBOX_UID, SANDBOX_UID) if platform.as_root else None,
-        env=env,
+        env=first_env,
         socket_uid=SANDBOX_UID if platform.as_root else os.getuid(),
         pass_fds=(seccomp_fd,),
         cgroup=cgroup,

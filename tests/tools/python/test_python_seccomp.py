@@ -54,6 +54,7 @@ from harmony_chat.tools.python.sandbox import (
     python_folders,
     runs_as_real_root,
     sandbox_environment,
+    systemd_scope_prefix,
     unshare_prefix,
 )
 from harmony_chat.tools.python.seccomp_filter import (
@@ -848,3 +849,72 @@ def test_the_plan_runs_under_a_lower_inherited_hard_limit() -> None:
 
     done, _plan = run_plan(runs_as_real_root(), "process", SandboxLimits(), lower)
     assert done.returncode == 0, done.stderr
+
+
+FAKE_SYSTEMD_RUN = """#!/bin/sh
+# A stand-in for systemd-run --user --scope: record the arguments, then run the command after "--" in place.
+printf '%s\\n' "$@" "XDG_RUNTIME_DIR=$XDG_RUNTIME_DIR" > "$(dirname "$0")/../systemd-run-args"
+[ -e "$(dirname "$0")/../refuse" ] && exit 1
+while [ "$1" != "--" ]; do shift; done
+shift
+exec "$@"
+"""
+"""No systemd runs here: this checks harmony-chat's side of the scope (the command line, and that the
+sandbox starts through a program that execs it in place), not systemd's."""
+
+
+@pytest.fixture
+def fake_systemd_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A ``systemd-run`` first on PATH; returns the file it writes its arguments to."""
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    script = folder / "systemd-run"
+    script.write_text(FAKE_SYSTEMD_RUN, encoding="utf-8")
+    script.chmod(0o755)
+    args = tmp_path / "systemd-run-args"
+    monkeypatch.setenv("PATH", f"{folder}:{os.environ['PATH']}")
+    return args
+
+
+def test_an_ordinary_user_without_a_cgroup_of_its_own_gets_a_systemd_scope(
+    probe: Callable[[], Platform], monkeypatch: pytest.MonkeyPatch, fake_systemd_run: Path
+) -> None:
+    found = {"bwrap": "/opt/bwrap", "unshare": "/usr/bin/unshare", "systemd-run": "/usr/bin/systemd-run"}
+    monkeypatch.setattr(shutil, "which", lambda name: found.get(name))
+    monkeypatch.setattr(sandbox, "runs_as_real_root", lambda: False)
+    monkeypatch.setattr(sandbox, "_try_bwrap", lambda bwrap, as_root: "")
+    monkeypatch.setattr(sandbox, "can_limit_memory", lambda: False)
+    assert probe() == Platform(True, False, "", memory="systemd", bwrap="/opt/bwrap")
+    assert fake_systemd_run.read_text(encoding="utf-8").splitlines()[:3] == ["--user", "--scope", "--quiet"]
+    (fake_systemd_run.parent / "refuse").touch()  # no user session, or no delegation: per-process bounds
+    assert probe() == Platform(True, False, "", memory="process", bwrap="/opt/bwrap")
+    monkeypatch.setattr(sandbox, "runs_as_real_root", lambda: True)  # root makes its own cgroup or none
+    (fake_systemd_run.parent / "refuse").unlink()
+    monkeypatch.setattr(sandbox, "_try_bwrap", lambda bwrap, as_root: "")
+    assert probe().memory == "process"
+
+
+@needs_bwrap
+def test_the_kernel_starts_inside_a_systemd_scope_with_the_sandboxs_limits(
+    tmp_path: Path, fake_systemd_run: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The plan runs the launcher through ``systemd-run --user --scope`` with MemoryMax and TasksMax."""
+    from harmony_chat.tools.python import PythonTool
+
+    monkeypatch.setenv("XDG_RUNTIME_DIR", "/run/user/4242")
+    limits = SandboxLimits(memory_bytes=1536 * 1024**2, processes=96)
+    platform = dataclasses.replace(probe_platform(), memory="systemd")
+    tool = PythonTool(workdir=tmp_path / "work", limits=limits, platform=platform)
+    try:
+        result = tool.run(
+            "import os, resource\nprint(resource.getrlimit(resource.RLIMIT_NPROC)[0], 'XDG_RUNTIME_DIR' in os.environ)",
+            timeout_s=60,
+            should_stop=lambda: False,
+        )
+    finally:
+        tool.close()
+    args = fake_systemd_run.read_text(encoding="utf-8").splitlines()
+    assert args[: args.index("--")] == systemd_scope_prefix(limits)[1:-1]
+    assert args[-1] == "XDG_RUNTIME_DIR=/run/user/4242"  # systemd-run --user reaches the user's manager with it
+    assert f"MemoryMax={1536 * 1024**2}" in args and "TasksMax=96" in args and "MemorySwapMax=0" in args
+    assert result.status == "done" and result.text.strip() == "96 False", result.text  # whole-sandbox bound, clean env
