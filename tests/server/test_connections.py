@@ -33,13 +33,13 @@ HALF_HEADER = b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent
 
 
 @contextmanager
-def half_open(port: int, count: int) -> Iterator[list[socket.socket]]:
-    """``count`` connections that each sent half a request header, closed when the block ends."""
+def half_open(port: int, count: int, sent: bytes = HALF_HEADER) -> Iterator[list[socket.socket]]:
+    """``count`` connections that each sent ``sent`` (half a request header), closed when the block ends."""
     sockets: list[socket.socket] = []
     try:
         for _ in range(count):
             sock = socket.create_connection(("127.0.0.1", port), timeout=5)
-            sock.sendall(HALF_HEADER)
+            sock.sendall(sent)
             sockets.append(sock)
         yield sockets
     finally:
@@ -118,27 +118,12 @@ SLOW_BODY = (
 """A whole header, then one byte of a 100,000-byte body: the slow-body attack."""
 
 
-@contextmanager
-def slow_bodies(port: int, count: int) -> Iterator[list[socket.socket]]:
-    """``count`` connections that each sent a header and the first byte of a long body, closed when the block ends."""
-    sockets: list[socket.socket] = []
-    try:
-        for _ in range(count):
-            sock = socket.create_connection(("127.0.0.1", port), timeout=5)
-            sock.sendall(SLOW_BODY)
-            sockets.append(sock)
-        yield sockets
-    finally:
-        for sock in sockets:
-            sock.close()
-
-
 def test_slow_bodies_never_lock_out_an_honest_client(encoding: HarmonyEncoding) -> None:
     """More slow bodies than slots: each newcomer (the honest one too) pushes the oldest slow sender out."""
     served = ServedModel(replay(encoding, ANSWER, ANSWER), encoding, "replay-model", start_date=DATE)
     with running(served, ServerLimits(max_connections=8, header_timeout_s=60)) as server:
         port = int(server.url.rsplit(":", 1)[1])
-        with slow_bodies(port, 12) as sockets:
+        with half_open(port, 12, SLOW_BODY) as sockets:
             started = time.monotonic()
             health = httpx.get(server.url + "/health", timeout=5)
             took = time.monotonic() - started

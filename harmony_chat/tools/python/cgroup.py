@@ -88,23 +88,8 @@ def _v2(root: Path, own: str, memory_bytes: int, processes: int) -> Cgroup | Non
         return None
     if "memory" not in enabled:  # the parent gives its children no memory controller
         return None
-    _remove_stale(parent)
-    folder = parent / f"{PREFIX}{secrets.token_hex(6)}"
-    try:
-        folder.mkdir(mode=0o755)
-    except OSError:
-        return None
-    try:
-        _write(folder / "memory.max", str(memory_bytes))
-        with contextlib.suppress(OSError):  # swap may be off, or not accounted
-            _write(folder / "memory.swap.max", "0")
-        if "pids" in enabled:
-            _write(folder / "pids.max", str(processes))
-    except OSError:
-        with contextlib.suppress(OSError):
-            folder.rmdir()
-        return None
-    return Cgroup(folder, 2)
+    limits = {"memory.max": str(memory_bytes)} | ({"pids.max": str(processes)} if "pids" in enabled else {})
+    return _make(parent, 2, limits, {"memory.swap.max": "0"})  # swap may be off, or not accounted
 
 
 def _v1(root: Path, paths: dict[str, str], memory_bytes: int) -> Cgroup | None:
@@ -112,21 +97,29 @@ def _v1(root: Path, paths: dict[str, str], memory_bytes: int) -> Cgroup | None:
     hierarchy = root / "memory"
     if own is None or not (hierarchy / "memory.limit_in_bytes").exists():
         return None
-    _remove_stale(hierarchy / own.lstrip("/"))
-    folder = hierarchy / own.lstrip("/") / f"{PREFIX}{secrets.token_hex(6)}"
+    swap = {"memory.memsw.limit_in_bytes": str(memory_bytes)}  # only where swap is accounted
+    return _make(hierarchy / own.lstrip("/"), 1, {"memory.limit_in_bytes": str(memory_bytes)}, swap)
+
+
+def _make(parent: Path, version: int, limits: dict[str, str], optional: dict[str, str]) -> Cgroup | None:
+    """A new cgroup under ``parent`` with ``limits`` written (and ``optional`` where the kernel takes them)."""
+    _remove_stale(parent)
+    folder = parent / f"{PREFIX}{secrets.token_hex(6)}"
     try:
         folder.mkdir(mode=0o755)
     except OSError:
         return None
     try:
-        _write(folder / "memory.limit_in_bytes", str(memory_bytes))
-        with contextlib.suppress(OSError):  # only where swap is accounted
-            _write(folder / "memory.memsw.limit_in_bytes", str(memory_bytes))
+        for name, value in limits.items():
+            _write(folder / name, value)
+        for name, value in optional.items():
+            with contextlib.suppress(OSError):
+                _write(folder / name, value)
     except OSError:
         with contextlib.suppress(OSError):
             folder.rmdir()
         return None
-    return Cgroup(folder, 1)
+    return Cgroup(folder, version)
 
 
 def _remove_stale(parent: Path) -> None:
