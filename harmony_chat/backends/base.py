@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections import deque
-from collections.abc import Callable, Collection, Generator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Callable, Collection, Generator, Mapping, Sequence
 from dataclasses import dataclass
 
 
@@ -161,6 +161,9 @@ class ModelBackend(ABC):
     native_generation: bool = False
     """Whether ``generate`` spends most of each token in native code that releases the GIL (llama.cpp in
     process): a turn then generates on a thread of its own while the caller decodes the tokens before."""
+    streams_on_event_loop: bool = False
+    """Whether :meth:`agenerate` streams on an asyncio event loop (a remote engine's connection): ``serve``
+    then runs the turn on its loop, with no thread per generation."""
     supports_penalties: bool = False
     """Whether ``generate`` honours ``SamplingParams.frequency_penalty`` and ``presence_penalty``."""
     supports_logit_bias: bool = False
@@ -202,6 +205,16 @@ class ModelBackend(ABC):
         ``sampling.max_tokens`` tokens, or as soon as ``should_stop()`` turns true.
         """
 
+    def agenerate(
+        self,
+        prompt: Sequence[int],
+        sampling: SamplingParams,
+        stop_ids: Collection[int],
+        should_stop: Callable[[], bool],
+    ) -> AsyncGenerator[list[int], None]:
+        """:meth:`generate` on the event loop, the ids of each arrival together (``streams_on_event_loop``)."""
+        raise NotImplementedError(f"the {self.name} backend generates on a thread, not on the event loop")
+
     def prefill(self, tokens: Sequence[int]) -> int:
         """Evaluate ``tokens`` into the KV cache ahead of time; return how many were evaluated.
 
@@ -212,4 +225,8 @@ class ModelBackend(ABC):
 
     def close(self) -> None:
         """Release the model."""
+        return None
+
+    async def aclose(self) -> None:
+        """Release what :meth:`agenerate` holds on the event loop it ran on (its pooled connections)."""
         return None

@@ -17,7 +17,7 @@ function's schema either way.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Generator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Callable, Collection, Generator, Mapping, Sequence
 from dataclasses import replace
 
 from harmony_chat.backends.base import GenerationStats, ModelBackend, SamplingParams
@@ -154,10 +154,87 @@ class ConstrainedStream:
                 self._schema, self._switch = self._switch, None
             sampling = replace(self.sampling, json_schema=self._schema)
 
+    async def groups(self) -> AsyncGenerator[list[int], None]:
+        """The turn's ids on the event loop (backends with ``streams_on_event_loop``), in groups.
+
+        The same stream as iterating this object gives, a network read at a time: a group ends at
+        each special token, so the consumer has acted on it (:meth:`on_event`) before this
+        generator goes on, and a grammar switched on by it applies to what follows, exactly as
+        token by token.
+        """
+        sampling = self.sampling
+        forced = self._forced
+        if forced is not None:
+            sampling = forced.sampling(sampling)
+        while True:
+            if forced is not None:
+                for written in _split_at_specials(forced.take_written()):
+                    self.generated.extend(written)
+                    yield written
+                if self._switch is not None:
+                    self._schema, self._switch = self._switch, None
+                    sampling = replace(self.sampling, json_schema=self._schema)
+                sampling = forced.sampling(sampling)
+            left = self.sampling.max_tokens - len(self.generated)
+            if left <= 0:
+                return
+            reads = self.backend.agenerate(
+                self.prompt + self.generated, replace(sampling, max_tokens=left), self.stop_ids, self.should_stop
+            )
+            first = True
+            interrupted = False
+            try:
+                async for read in reads:
+                    if first:
+                        self._calls.append(self.backend.last_stats)
+                        first = False
+                    group: list[int] = []
+                    for token in read:
+                        if forced is not None and not forced.take(token):
+                            interrupted = True
+                            break
+                        group.append(token)
+                        if self._schema is not None:
+                            self.constrained_tokens += 1
+                        if token >= tk.FIRST_SPECIAL:
+                            self.generated.extend(group)
+                            yield group
+                            group = []
+                            if self._switch is not None or (forced is not None and forced.pending):
+                                interrupted = True
+                                break
+                    if group:
+                        self.generated.extend(group)
+                        yield group
+                    if interrupted:
+                        break
+                else:
+                    if forced is None or not forced.stream_ended():
+                        return
+            finally:
+                await reads.aclose()
+            if self._switch is not None:
+                self._schema, self._switch = self._switch, None
+            sampling = replace(self.sampling, json_schema=self._schema)
+
     def close(self) -> None:
         """Stop the backend's current stream."""
         if self._stream is not None:
             self._stream.close()
+
+
+def _split_at_specials(tokens: list[int]) -> list[list[int]]:
+    """``tokens`` in groups that each end at a special token (the last one may not)."""
+    groups: list[list[int]] = []
+    group: list[int] = []
+    for token in tokens:
+        group.append(token)
+        if token >= tk.FIRST_SPECIAL:
+            groups.append(group)
+            group = []
+    if group:
+        groups.append(group)
+    return groups
 
 
 class _ForcedCall:

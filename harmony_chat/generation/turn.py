@@ -7,7 +7,7 @@ which only ever sees :mod:`~harmony_chat.harmony.events` and a closing :class:`T
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import AsyncGenerator, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
@@ -129,6 +129,112 @@ def prefill_next_turn(session: ChatSession, backend: ModelBackend) -> int:
     return backend.prefill(tokens[:-1])  # every next message starts with <|start|>; the role is unknown
 
 
+class TurnDecoding:
+    """The part of a turn both loops share: the prompt, the decoder, the constrained stream, the record.
+
+    :func:`run_turn` feeds it from a thread, :func:`stream_turn` from the event loop; each feeds it
+    groups of ids that end at a special token at the latest (so the stream acts on harmony's
+    structure before the next token, see :class:`~harmony_chat.generation.constrained.ConstrainedStream`).
+
+    Raises:
+        harmony_chat.errors.ContextOverflowError: when the prompt cannot fit the context.
+    """
+
+    def __init__(
+        self,
+        session: ChatSession,
+        backend: ModelBackend,
+        options: TurnOptions,
+        should_stop: Callable[[], bool],
+        stream_should_stop: Callable[[], bool] | None = None,
+    ) -> None:
+        from harmony_chat.generation.constrained import ConstrainedStream
+        from harmony_chat.harmony.decoder import StreamDecoder
+
+        self.session = session
+        self.should_stop = should_stop
+        self.effort = options.effort or session.effort
+        requested = options.sampling.max_tokens
+        self.prompt = session.render(self.effort, max_new_tokens=requested)
+        room = self.prompt.answer_room
+        self.max_tokens = requested if room is None else max(1, min(requested, room))
+        self.ready = PromptReady(self.prompt, self.max_tokens, requested)
+        self.decoder = StreamDecoder(
+            session.encoding,
+            functions=session.function_names,
+            stop_on_final=options.stop_on_final,
+            raw_tokens=options.raw_tokens,
+        )
+        self.recoveries = 0
+        self.generated = 0
+        self.stream = ConstrainedStream(
+            backend,
+            self.prompt.tokens,
+            replace(options.sampling, max_tokens=self.max_tokens),
+            tk.GENERATION_STOPS,
+            stream_should_stop or should_stop,
+            options.tool_schemas,
+            options.final_schema,
+            required_calls(options.tool_choice, session.function_names),
+            session.encoding,
+        )
+
+    @property
+    def done(self) -> bool:
+        """Whether the decoder has seen the turn's end."""
+        return self.decoder.finished is not None
+
+    def feed(self, tokens: Iterable[int]) -> list[DecoderEvent]:
+        """Decode ``tokens`` (up to the turn's end), letting the stream act on each event; return the events."""
+        events: list[DecoderEvent] = []
+        decoder, stream = self.decoder, self.stream
+        for token in tokens:
+            self.generated += 1
+            for event in decoder.feed(token):
+                if isinstance(event, Recovery):
+                    self.recoveries += 1
+                stream.on_event(event)
+                events.append(event)
+            if decoder.finished is not None:
+                break
+        return events
+
+    def finish(self, failure: Exception | None) -> list[TurnEvent]:
+        """Close the decoder (why the turn ended), record the turn in the session, and add its :class:`TurnStats`."""
+        from harmony_chat.harmony.session import TurnRecord
+
+        decoder = self.decoder
+        events: list[TurnEvent] = []
+        if decoder.finished is None:
+            if failure is not None:
+                reason = StopReason.ERROR
+            elif self.should_stop():
+                reason = StopReason.CANCELLED
+            elif self.generated >= self.max_tokens:
+                reason = StopReason.LENGTH
+            else:
+                reason = StopReason.RETURN
+            events.extend(decoder.finish(reason))
+        finished = decoder.finished
+        assert finished is not None
+        stats = self.stream.stats
+        record = TurnRecord(self.effort, finished.reason.value, finished.truncated, stats.as_dict())
+        self.session.add_assistant_turn(finished.messages, record)
+        events.append(
+            TurnStats(
+                finished.reason,
+                self.effort,
+                stats,
+                finished.truncated,
+                self.recoveries,
+                self.prompt.evicted_turns,
+                str(failure) if failure else None,
+                self.max_tokens,
+            )
+        )
+        return events
+
+
 def run_turn(
     session: ChatSession,
     backend: ModelBackend,
@@ -153,83 +259,65 @@ def run_turn(
     Raises:
         harmony_chat.errors.ContextOverflowError: when the prompt cannot fit the context.
     """
-    from harmony_chat.generation.constrained import ConstrainedStream
-    from harmony_chat.harmony.decoder import StreamDecoder
-    from harmony_chat.harmony.session import TurnRecord
-
-    options = options or TurnOptions()
-    effort = options.effort or session.effort
-    requested = options.sampling.max_tokens
-    prompt = session.render(effort, max_new_tokens=requested)
-    max_tokens = requested if prompt.answer_room is None else max(1, min(requested, prompt.answer_room))
-    sampling = replace(options.sampling, max_tokens=max_tokens)
-    yield PromptReady(prompt, max_tokens, requested)
-    decoder = StreamDecoder(
-        session.encoding,
-        functions=session.function_names,
-        stop_on_final=options.stop_on_final,
-        raw_tokens=options.raw_tokens,
-    )
-    recoveries = 0
-    generated = 0
-    failure: Exception | None = None
     background = background and backend.native_generation
     stopping = threading.Event()
-    stream = ConstrainedStream(
+    turn = TurnDecoding(
+        session,
         backend,
-        prompt.tokens,
-        sampling,
-        tk.GENERATION_STOPS,
-        (lambda: stopping.is_set() or should_stop()) if background else should_stop,
-        options.tool_schemas,
-        options.final_schema,
-        required_calls(options.tool_choice, session.function_names),
-        session.encoding,
+        options or TurnOptions(),
+        should_stop,
+        (lambda: stopping.is_set() or should_stop()) if background else None,
     )
-    tokens = iter(stream)
+    yield turn.ready
+    failure: Exception | None = None
+    tokens = iter(turn.stream)
     batches = batches_in_background(tokens, stopping) if background else token_batches(tokens)
     try:
         for batch in batches:
-            for token in batch:
-                generated += 1
-                for event in decoder.feed(token):
-                    if isinstance(event, Recovery):
-                        recoveries += 1
-                    stream.on_event(event)
-                    yield event
-                if decoder.finished is not None:
-                    break
-            if decoder.finished is not None:
+            yield from turn.feed(batch)
+            if turn.done:
                 break
     except Exception as error:  # the backend failed mid-stream: keep what we have
         failure = error
     finally:
         batches.close()
         tokens.close()
-    if decoder.finished is None:
-        if failure is not None:
-            reason = StopReason.ERROR
-        elif should_stop():
-            reason = StopReason.CANCELLED
-        elif generated >= max_tokens:
-            reason = StopReason.LENGTH
-        else:
-            reason = StopReason.RETURN
-        yield from decoder.finish(reason)
-    finished = decoder.finished
-    assert finished is not None
-    stats = stream.stats
-    record = TurnRecord(effort, finished.reason.value, finished.truncated, stats.as_dict())
-    session.add_assistant_turn(finished.messages, record)
-    yield TurnStats(
-        finished.reason,
-        effort,
-        stats,
-        finished.truncated,
-        recoveries,
-        prompt.evicted_turns,
-        str(failure) if failure else None,
-        max_tokens,
-    )
+    yield from turn.finish(failure)
+    if failure is not None:
+        raise failure
+
+
+async def stream_turn(
+    session: ChatSession,
+    backend: ModelBackend,
+    options: TurnOptions | None = None,
+    should_stop: Callable[[], bool] = lambda: False,
+) -> AsyncGenerator[list[TurnEvent], None]:
+    """:func:`run_turn` on the event loop, for a backend with ``streams_on_event_loop``: the events in groups.
+
+    Yields ``[PromptReady]``, then the events of each arrival from the engine (decoded where they
+    arrive: no thread, no hand-over), then the closing events with :class:`TurnStats`. Whatever
+    was generated is recorded, also when the backend failed (the error is then raised after the
+    stats); a cancelled task records nothing more.
+
+    Raises:
+        harmony_chat.errors.ContextOverflowError: when the prompt cannot fit the context.
+    """
+    turn = TurnDecoding(session, backend, options or TurnOptions(), should_stop)
+    yield [turn.ready]
+    failure: Exception | None = None
+    groups = turn.stream.groups()
+    try:
+        async for group in groups:
+            events = turn.feed(group)
+            if events:
+                yield list(events)
+            if turn.done:
+                break
+    except Exception as error:  # the backend failed mid-stream: keep what we have
+        failure = error
+    finally:
+        await groups.aclose()
+    yield turn.finish(failure)
     if failure is not None:
         raise failure

@@ -9,6 +9,7 @@ foreign Host names, foreign web origins and non-JSON bodies before any route run
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 from collections.abc import AsyncIterator, Callable
@@ -427,7 +428,13 @@ def create_app(served: ServedModel, limits: ServerLimits | None = None, pool: Ba
     ]
     handlers = {ApiError: _api_error, HTTPException: _http_error, Exception: _unexpected}
     middleware = [Middleware(RequestGuard, allowed_hosts=limits.allowed_hosts)]
-    app = Starlette(routes=routes, exception_handlers=handlers, middleware=middleware)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_: Starlette) -> AsyncIterator[None]:
+        yield
+        await state.pool.primary.aclose()  # the engine's pooled connections, on the loop that made them
+
+    app = Starlette(routes=routes, exception_handlers=handlers, middleware=middleware, lifespan=lifespan)
     app.state.harmony = state
     return app
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import threading
 from collections import deque
-from collections.abc import Callable, Collection, Generator, Sequence
+from collections.abc import AsyncGenerator, Callable, Collection, Generator, Sequence
 from dataclasses import dataclass
 
 from harmony_chat.backends.base import GenerationStats, ModelBackend, ModelInfo, SamplingParams, TokenLogprob
@@ -154,6 +154,7 @@ class LeasedBackend(ModelBackend):
         self.supports_json_schema = primary.supports_json_schema
         self.guards_structure = primary.guards_structure
         self.native_generation = primary.native_generation
+        self.streams_on_event_loop = primary.streams_on_event_loop
         self.supports_penalties = primary.supports_penalties
         self.supports_logit_bias = primary.supports_logit_bias
         self.supports_logprobs = primary.supports_logprobs
@@ -212,6 +213,27 @@ class LeasedBackend(ModelBackend):
         context = list(prompt)
         self._context = context
         yield from _recorded(self._pool.backend(self._index).generate(prompt, sampling, stop_ids, should_stop), context)
+
+    async def agenerate(
+        self,
+        prompt: Sequence[int],
+        sampling: SamplingParams,
+        stop_ids: Collection[int],
+        should_stop: Callable[[], bool],
+    ) -> AsyncGenerator[list[int], None]:
+        """:meth:`generate` on the event loop (the handle is taken the same way)."""
+        if self._index is None:
+            self._index = self._pool.claim(prompt)
+            self._prompt_length = len(prompt)
+        context = list(prompt)
+        self._context = context
+        reads = self._pool.backend(self._index).agenerate(prompt, sampling, stop_ids, should_stop)
+        try:
+            async for tokens in reads:
+                context.extend(tokens)
+                yield tokens
+        finally:
+            await reads.aclose()
 
     def release(self) -> None:
         """Give the handle back (call once the turn's thread has ended; again: nothing)."""

@@ -1,11 +1,13 @@
-"""Generations off the event loop: one worker thread per turn, its events bridged to asyncio.
+"""A request's turn, bridged to its coroutine: on the event loop for an engine, in a thread in process.
 
-The model blocks, so :class:`TurnRun` runs :func:`run_turn` in a thread and hands its events to
-the request's coroutine through an ``asyncio.Queue``. Cancelling (the client went away) sets the
-flag the backend polls; :meth:`TurnRun.wait_ended` lets the caller hold its handle on the model
-until the thread has really stopped, so the next generation on that handle never overlaps it. When the request asks for
-reasoning summaries, the turn runs under a :class:`~harmony_chat.chat.summary.ReasoningWatch`:
-after each analysis message the model pauses the turn, writes the summary, and resumes.
+A remote engine's turn runs as a task on the event loop (:func:`stream_turn`): one pooled client
+per engine, the ids decoded where they arrive. The in-process model blocks, so its turn runs
+:func:`run_turn` in a thread that hands its events over in batches. Cancelling (the client went
+away) cancels the task, or sets the flag the backend polls; :meth:`TurnRun.wait_ended` lets the
+caller hold its handle on the model until the turn has really stopped, so the next generation on
+that handle never overlaps it. When the request asks for reasoning summaries, the turn runs in a
+thread under a :class:`~harmony_chat.chat.summary.ReasoningWatch`: after each analysis message the
+model pauses the turn, writes the summary, and resumes.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from harmony_chat.chat.events import ReasoningSummary, SummaryStarted
 from harmony_chat.errors import ContextOverflowError
-from harmony_chat.generation.turn import TurnEvent, TurnOptions, run_turn
+from harmony_chat.generation.turn import TurnEvent, TurnOptions, run_turn, stream_turn
 from harmony_chat.harmony.events import ContentDelta, MessageStarted, RawToken
 from harmony_chat.server.errors import ApiError
 
@@ -91,7 +93,13 @@ class _Ended:
 
 
 class TurnRun:
-    """One assistant turn generated in a worker thread.
+    """One assistant turn, generated on the event loop or in a worker thread.
+
+    A backend that streams on the event loop (a remote engine) runs the turn as a task of the
+    request: its ids are decoded where they arrive, with no thread and no hand-over. The
+    in-process model (which releases the GIL while it computes) and a turn with reasoning
+    summaries (the model pauses the turn to write them) run in a worker thread. Either way the
+    events reach :meth:`batches` under one flush policy.
 
     Args:
         session: the request's session (the turn is recorded in it).
@@ -109,18 +117,28 @@ class TurnRun:
         self.summarizer = summarizer
         self.logprobs = options.sampling.logprobs is not None
         """Whether each token's log probabilities follow it (a :class:`ScoredToken` after its RawToken)."""
+        self.on_loop = backend.streams_on_event_loop and summarizer is None
+        """Whether the turn runs as a task on the event loop (else in a worker thread)."""
         self._stop = threading.Event()
         self._ended = asyncio.Event()
         self._thread: threading.Thread | None = None
+        self._task: asyncio.Task[None] | None = None
 
     @property
     def cancelled(self) -> bool:
         """Whether the turn was asked to stop."""
         return self._stop.is_set()
 
-    def cancel(self) -> None:
-        """Ask the backend to stop at its next token."""
+    def stop(self) -> None:
+        """End the turn at its next token, its closing events (usage) still coming: the answer is complete."""
         self._stop.set()
+
+    def cancel(self) -> None:
+        """Drop the turn: nobody reads it any more (a turn on the event loop stops at once, with no closing events)."""
+        self._stop.set()
+        task = self._task
+        if task is not None and not task.done():
+            task.get_loop().call_soon_threadsafe(task.cancel)
 
     def _turn(self) -> Iterator[ServedEvent]:
         """The turn's events (run in the worker thread), with the summaries where they are due."""
@@ -129,6 +147,11 @@ class TurnRun:
             return run_turn(self.session, self.backend, self.options, stop)
         watch = self.summarizer.watch(self.backend, self.options.sampling, stop)
         return watch.interleave(run_turn(self.session, watch.model, self.options, stop, background=False))  # it pauses
+
+    def _scored(self, event: RawToken) -> ScoredToken | None:
+        """The token's log probabilities, when the request asks and the backend gave them."""
+        scored = _take_logprob(self.backend.token_logprobs, event.token_id)
+        return None if scored is None else score(self.session.encoding, event, scored)
 
     async def events(self) -> AsyncIterator[ServedEvent]:
         """Start the turn and yield its events one by one as they come (see :meth:`batches`).
@@ -150,8 +173,7 @@ class TurnRun:
         either (the answer's first words after the reasoning go out as they come). A fast
         model's tokens thus cost one wake-up, one encoding and one write per batch instead of
         per token (the CPU they save is the engine's, on a machine that runs both); a slow one's
-        go out one by one, as they come. The worker thread wakes the event loop only when a batch
-        starts.
+        go out one by one, as they come.
 
         Raises:
             ApiError: 400 when the prompt does not fit the context; 500 when the turn fails
@@ -164,41 +186,10 @@ class TurnRun:
         """Set when the turn ends or a message starts: what is pending goes at once."""
         pending: list[ServedEvent | _Ended] = []
         lock = threading.Lock()
-
-        def post(item: ServedEvent | _Ended) -> None:
-            with lock:
-                pending.append(item)
-                first = len(pending) == 1
-            try:
-                if first:
-                    loop.call_soon_threadsafe(arrived.set)
-                if isinstance(item, _Ended):
-                    loop.call_soon_threadsafe(finished.set)
-                if isinstance(item, _Ended | MessageStarted):
-                    loop.call_soon_threadsafe(urgent.set)
-            except RuntimeError:  # the loop is gone (server shutting down): nobody is listening
-                self._stop.set()
-
-        def work() -> None:
-            error: BaseException | None = None
-            try:
-                for event in self._turn():
-                    post(event)
-                    if self.logprobs and isinstance(event, RawToken):
-                        scored = _take_logprob(self.backend.token_logprobs, event.token_id)
-                        if scored is not None:
-                            post(score(self.session.encoding, event, scored))
-            except BaseException as failure:  # reported to the request, never raised in the thread
-                error = failure
-            finally:
-                post(_Ended(error))
-                try:
-                    loop.call_soon_threadsafe(self._ended.set)
-                except RuntimeError:
-                    pass
-
-        self._thread = threading.Thread(target=work, name="harmony-chat-serve-turn", daemon=True)
-        self._thread.start()
+        if self.on_loop:
+            self._task = loop.create_task(self._run_on_loop(pending, arrived, finished, urgent))
+        else:
+            self._start_thread(loop, pending, lock, arrived, finished, urgent)
         started = False
         text_sent_at: float | None = None
         while True:
@@ -232,9 +223,92 @@ class TurnRun:
                     text_sent_at = loop.time()
                 yield batch
 
+    async def _run_on_loop(
+        self,
+        pending: list[ServedEvent | _Ended],
+        arrived: asyncio.Event,
+        finished: asyncio.Event,
+        urgent: asyncio.Event,
+    ) -> None:
+        """Run the turn on the event loop, adding its events to ``pending`` as each arrival is decoded."""
+        error: BaseException | None = None
+        try:
+            async for events in stream_turn(self.session, self.backend, self.options, self._stop.is_set):
+                pending.extend(self._with_scores(events) if self.logprobs else events)
+                arrived.set()
+                if any(isinstance(event, MessageStarted) for event in events):
+                    urgent.set()
+        except asyncio.CancelledError:
+            self._stop.set()  # cancelled: the client left or the server is stopping
+        except Exception as failure:  # reported to the request
+            error = failure
+        finally:
+            pending.append(_Ended(error))
+            arrived.set()
+            finished.set()
+            urgent.set()
+            self._ended.set()
+
+    def _with_scores(self, events: list[TurnEvent]) -> list[ServedEvent]:
+        """``events`` with each generated token's log probabilities right after it."""
+        served: list[ServedEvent] = []
+        for event in events:
+            served.append(event)
+            if isinstance(event, RawToken):
+                scored = self._scored(event)
+                if scored is not None:
+                    served.append(scored)
+        return served
+
+    def _start_thread(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        pending: list[ServedEvent | _Ended],
+        lock: threading.Lock,
+        arrived: asyncio.Event,
+        finished: asyncio.Event,
+        urgent: asyncio.Event,
+    ) -> None:
+        """Run the turn in a worker thread that wakes the event loop only when a batch starts."""
+
+        def post(item: ServedEvent | _Ended) -> None:
+            with lock:
+                pending.append(item)
+                first = len(pending) == 1
+            try:
+                if first:
+                    loop.call_soon_threadsafe(arrived.set)
+                if isinstance(item, _Ended):
+                    loop.call_soon_threadsafe(finished.set)
+                if isinstance(item, _Ended | MessageStarted):
+                    loop.call_soon_threadsafe(urgent.set)
+            except RuntimeError:  # the loop is gone (server shutting down): nobody is listening
+                self._stop.set()
+
+        def work() -> None:
+            error: BaseException | None = None
+            try:
+                for event in self._turn():
+                    post(event)
+                    if self.logprobs and isinstance(event, RawToken):
+                        scored = self._scored(event)
+                        if scored is not None:
+                            post(scored)
+            except BaseException as failure:  # reported to the request, never raised in the thread
+                error = failure
+            finally:
+                post(_Ended(error))
+                try:
+                    loop.call_soon_threadsafe(self._ended.set)
+                except RuntimeError:
+                    pass
+
+        self._thread = threading.Thread(target=work, name="harmony-chat-serve-turn", daemon=True)
+        self._thread.start()
+
     async def wait_ended(self) -> None:
-        """Return once the worker thread has finished (at once if it never started)."""
-        if self._thread is not None:
+        """Return once the turn has finished (at once if it never started)."""
+        if self._thread is not None or self._task is not None:
             await self._ended.wait()
 
 

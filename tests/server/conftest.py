@@ -81,7 +81,7 @@ def running(
     """Run the app on 127.0.0.1 at a free port until the block ends (on ``pool``'s handles when given)."""
     limits = limits or ServerLimits()
     app = create_app(served, limits, pool)
-    config = uvicorn_config(app, "127.0.0.1", 0, limits, log_level="warning", lifespan="off")
+    config = uvicorn_config(app, "127.0.0.1", 0, limits, log_level="warning")
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()

@@ -7,11 +7,12 @@ harmony parsers are never used.
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import json
 import time
 from abc import abstractmethod
-from collections.abc import Callable, Collection, Generator, Iterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Callable, Collection, Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -58,13 +59,13 @@ class RemoteBackend(ModelBackend):
     name = "remote"
     supports_json_schema = True
     supports_penalties = True
+    streams_on_event_loop = True
 
     def __init__(self, client: EngineClient, *, model_name: str | None = None) -> None:
         super().__init__()
         self.client = client
         self.model_name = model_name
         self._info: ModelInfo | None = None
-        self._started = self._first = 0.0
 
     @property
     def info(self) -> ModelInfo:
@@ -161,62 +162,105 @@ class RemoteBackend(ModelBackend):
         Raises:
             EngineError: the request failed or the stream broke (what was yielded stays yielded).
         """
-        self.last_stats = GenerationStats(
-            prompt_tokens=len(prompt), prompt_tokens_evaluated=len(prompt), engine=self.name, host=self.client.host
-        )
-        self._started = time.perf_counter()
-        yield from self._stream(prompt, sampling, stop_ids, should_stop)
+        tally = self._tally(prompt, sampling, stop_ids, should_stop)
+        path, body = self._request(prompt, sampling, stop_ids, sampling.json_schema)
+        stream = self.client.stream(path, body, should_stop)
+        events = stream.events()
+        try:
+            for event, arrived in events:
+                for token in tally.read(event):
+                    if not tally.accept(token, arrived):
+                        return
+                    if tally.stop_seen:  # read the closing events (cache figures) before handing the stop over
+                        self._drain(events, tally.state)
+                    tally.record_cache()
+                    yield token
+                    if tally.ended:
+                        return
+            closing = tally.close_out()
+        except EngineStreamError as error:
+            raise EngineStreamError(f"{error}; {self._explain_drop()}") from None
+        finally:
+            stream.close()
+        yield from closing
 
-    def _stream(
+    async def agenerate(
         self,
         prompt: Sequence[int],
         sampling: SamplingParams,
         stop_ids: Collection[int],
         should_stop: Callable[[], bool],
-    ) -> Generator[int, None, None]:
-        """Run one streamed request (under the engine's JSON grammar when ``sampling.json_schema`` is set)."""
-        stats = self.last_stats
-        generated: list[int] = []
+    ) -> AsyncGenerator[list[int], None]:
+        """:meth:`generate` on the event loop: the ids of each read from the engine, together.
+
+        Raises:
+            EngineError: the request failed or the stream broke (what was yielded stays yielded).
+        """
+        tally = self._tally(prompt, sampling, stop_ids, should_stop)
         path, body = self._request(prompt, sampling, stop_ids, sampling.json_schema)
-        state = StreamState()
-        prompt_length = len(prompt)
-        stream = self.client.stream(path, body, should_stop)
-        events = stream.events()
-        last_arrival: float | None = None
+        reads = self.client.async_session.events(path, body)
         try:
-            for event, arrived in events:
-                for token in self._read(event, state):
-                    if len(generated) >= sampling.max_tokens or should_stop():
-                        return
-                    if not generated:
-                        stats.ttft_s = arrived - self._started
-                        self._first = arrived
-                    if arrived != last_arrival:
-                        stats.bursts = (stats.bursts or 0) + 1
-                        last_arrival = arrived
-                    generated.append(token)
-                    stats.generated_tokens = len(generated)
-                    stats.decode_s = arrived - self._first
-                    if token in stop_ids:  # read the closing events (cache figures) before handing it over
-                        self._drain(events, state)
-                        self._record_cache(stats, state, prompt_length)
-                        yield token
-                        return
-                    self._record_cache(stats, state, prompt_length)
-                    yield token
+            async for events, arrived in reads:
+                tokens: list[int] = []
+                failure: EngineError | None = None
+                for event in events:
+                    if tally.ended:  # after the stop token: only the closing figures
+                        self._read_closing([event], tally.state)
+                        continue
+                    try:
+                        new = tally.read(event)
+                    except EngineError as error:  # the ids before it still go on, then the error
+                        failure = error
+                        break
+                    tokens.extend(token for token in new if tally.accept(token, arrived))
+                if tally.complete and failure is None:  # the engine ends its stream here too: read its closing figures
+                    await self._adrain(reads, tally.state)
+                tally.record_cache()
+                if tokens:
+                    yield tokens
+                if failure is not None:
+                    raise failure
+                if tally.ended:
+                    return
+            closing = tally.close_out()
         except EngineStreamError as error:
-            raise EngineStreamError(f"{error}; {self._explain_drop()}") from None
+            raise EngineStreamError(f"{error}; {await asyncio.to_thread(self._explain_drop)}") from None
         finally:
-            stream.close()
-        self._record_cache(stats, state, prompt_length)
-        if should_stop() or len(generated) >= sampling.max_tokens:
+            await reads.aclose()
+        if closing:
+            yield closing
+
+    def _tally(
+        self,
+        prompt: Sequence[int],
+        sampling: SamplingParams,
+        stop_ids: Collection[int],
+        should_stop: Callable[[], bool],
+    ) -> _Tally:
+        """Start the figures of a new generation and the tally of its ids."""
+        self.last_stats = GenerationStats(
+            prompt_tokens=len(prompt), prompt_tokens_evaluated=len(prompt), engine=self.name, host=self.client.host
+        )
+        return _Tally(self, len(prompt), sampling, stop_ids, should_stop)
+
+    def _read_closing(self, events: Sequence[dict[str, Any]], state: StreamState) -> None:
+        """Read the events that came after the stop token in the same read (usage, timings)."""
+        try:
+            for event in events:
+                self._read(event, state)
+        except EngineError:
+            return  # the answer is complete; a late hiccup costs only the cache figure
+
+    async def _adrain(
+        self, reads: AsyncGenerator[tuple[list[dict[str, Any]], float], None], state: StreamState
+    ) -> None:
+        """:meth:`_drain` on the event loop."""
+        try:
+            async with asyncio.timeout(DRAIN_S):
+                async for events, _ in reads:
+                    self._read_closing(events, state)
+        except (TimeoutError, EngineError):
             return
-        if not state.done:
-            raise EngineStreamError(f"the answer from {self.client.label} ended early; {self._explain_drop()}")
-        if state.stop_token is not None and (not generated or generated[-1] not in stop_ids):
-            generated.append(state.stop_token)
-            stats.generated_tokens = len(generated)
-            yield state.stop_token
 
     def _drain(self, events: Iterator[tuple[dict[str, Any], float]], state: StreamState) -> None:
         """Read what the engine still sends after the stop token (usage, timings), briefly."""
@@ -228,13 +272,6 @@ class RemoteBackend(ModelBackend):
                     return
         except EngineError:
             return  # the answer is complete; a late hiccup costs only the cache figure
-
-    def _record_cache(self, stats: GenerationStats, state: StreamState, prompt_length: int) -> None:
-        if state.cached is None or prompt_length < 0:
-            return
-        cached = max(0, min(state.cached, prompt_length))
-        stats.prompt_tokens_cached = cached
-        stats.prompt_tokens_evaluated = prompt_length - cached
 
     def _explain_drop(self) -> str:
         """Say whether the engine came back (it restarted) or is gone, after a broken stream."""
@@ -272,12 +309,116 @@ class RemoteBackend(ModelBackend):
         twin = copy.copy(self)
         twin.last_stats = GenerationStats()
         twin.token_logprobs = None
-        twin._started = twin._first = 0.0
         return twin
 
     def close(self) -> None:
         """Close the HTTP connections."""
         self.client.close()
+
+    async def aclose(self) -> None:
+        """Close the event loop's pooled connections to the engine."""
+        await self.client.aclose()
+
+
+class _Tally:
+    """One generation's ids as they arrive: the limit, the stops and cancellation applied, timed, counted.
+
+    Args:
+        backend: the engine (it reads each event and holds the figures).
+        prompt_length: the prompt's tokens (for the cache figures).
+        sampling: ``max_tokens`` is the limit.
+        stop_ids: the tokens that end the generation (handed on).
+        should_stop: polled before each token.
+    """
+
+    def __init__(
+        self,
+        backend: RemoteBackend,
+        prompt_length: int,
+        sampling: SamplingParams,
+        stop_ids: Collection[int],
+        should_stop: Callable[[], bool],
+    ) -> None:
+        self.backend = backend
+        self.stats = backend.last_stats
+        self.state = StreamState()
+        self.prompt_length = prompt_length
+        self.max_tokens = sampling.max_tokens
+        self.stop_ids = stop_ids
+        self.should_stop = should_stop
+        self.count = 0
+        self.started = time.perf_counter()
+        self.first = 0.0
+        self.last_arrival: float | None = None
+        self.last: int | None = None
+        """The last id handed on."""
+        self.ended = False
+        """No more ids go on: the limit, a stop token, or the consumer asked to stop."""
+        self.stop_seen = False
+        """The last id handed on is a stop token."""
+
+    def read(self, event: Mapping[str, Any]) -> list[int]:
+        """The new ids in one event (see :meth:`accept` for each).
+
+        Raises:
+            EngineStreamError: when the event reports an error.
+        """
+        return self.backend._read(event, self.state)
+
+    def accept(self, token: int, arrived: float) -> bool:
+        """Whether ``token`` goes on (counted and timed); False once the limit is reached or a stop is asked."""
+        if self.ended or self.count >= self.max_tokens or self.should_stop():
+            self.ended = True
+            return False
+        stats = self.stats
+        if not self.count:
+            stats.ttft_s = arrived - self.started
+            self.first = arrived
+        if arrived != self.last_arrival:
+            stats.bursts = (stats.bursts or 0) + 1
+            self.last_arrival = arrived
+        self.count += 1
+        self.last = token
+        stats.generated_tokens = self.count
+        stats.decode_s = arrived - self.first
+        if token in self.stop_ids:
+            self.ended = self.stop_seen = True
+        elif self.count >= self.max_tokens:
+            self.ended = True
+        return True
+
+    @property
+    def complete(self) -> bool:
+        """Whether the generation ended on a stop token or at the limit (not because a stop was asked)."""
+        return self.stop_seen or (self.ended and self.count >= self.max_tokens)
+
+    def record_cache(self) -> None:
+        """Put the engine's prefix-cache figure, where it gave one, into the stats."""
+        cached = self.state.cached
+        if cached is None:
+            return
+        cached = max(0, min(cached, self.prompt_length))
+        self.stats.prompt_tokens_cached = cached
+        self.stats.prompt_tokens_evaluated = self.prompt_length - cached
+
+    def close_out(self) -> list[int]:
+        """The stream ended on its own: the stop token the engine left out of the ids, if any.
+
+        Raises:
+            EngineStreamError: when the engine ended the stream before saying the answer was complete
+                (the caller adds what became of the engine).
+        """
+        self.record_cache()
+        if self.should_stop() or self.count >= self.max_tokens:
+            return []
+        if not self.state.done:
+            raise EngineStreamError(f"the answer from {self.backend.client.label} ended early")
+        stop = self.state.stop_token
+        if stop is None or self.last in self.stop_ids:
+            return []
+        self.count += 1
+        self.stats.generated_tokens = self.count
+        return [stop]
 
 
 @dataclass(frozen=True, slots=True)

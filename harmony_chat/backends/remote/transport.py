@@ -12,7 +12,7 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Generator, Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import httpx
@@ -24,6 +24,9 @@ from harmony_chat.errors import (
     EngineTimeoutError,
     EngineUnreachableError,
 )
+
+if TYPE_CHECKING:
+    from harmony_chat.backends.remote.async_transport import AsyncEngineSession
 
 API_KEY_ENV = "HARMONY_CHAT_API_KEY"
 """Environment variable the API key is read from when none is given."""
@@ -80,17 +83,32 @@ class EngineClient:
         self.engine = engine
         self.host = url_host(self.url)
         self.timeout = timeout
+        self.connect_timeout = connect_timeout
         self._secret = api_key or None
         self._timeout = httpx.Timeout(timeout, connect=connect_timeout)
-        self._tls = httpx.create_ssl_context(trust_env=False)
+        self.tls_context = httpx.create_ssl_context(trust_env=False)
         """httpx's certificate check, made once: building it per client costs tens of milliseconds of CPU."""
         self._client = self.new_http_client()
+        self._async: AsyncEngineSession | None = None
 
     def new_http_client(self) -> httpx.Client:
         """An httpx client for this engine (its own connection pool; every stream opens one)."""
         return httpx.Client(
-            base_url=self.url, headers=self.auth_headers(), timeout=self._timeout, verify=self._tls, trust_env=False
+            base_url=self.url,
+            headers=self.auth_headers(),
+            timeout=self._timeout,
+            verify=self.tls_context,
+            trust_env=False,
         )
+
+    @property
+    def async_session(self) -> AsyncEngineSession:
+        """The pooled session that streams on the event loop (``serve``'s engine path)."""
+        if self._async is None:
+            from harmony_chat.backends.remote.async_transport import AsyncEngineSession
+
+            self._async = AsyncEngineSession(self)
+        return self._async
 
     def __repr__(self) -> str:
         return f"EngineClient({self.engine!r}, {self.url!r}, api_key={'set' if self._secret else 'none'})"
@@ -114,18 +132,30 @@ class EngineClient:
     def failure(self, error: Exception, doing: str) -> EngineError:
         """Translate an httpx exception raised while ``doing`` into one clear engine error."""
         if isinstance(error, httpx.TimeoutException):
-            return EngineTimeoutError(
-                f"{self.label} did not answer within {self.timeout:g} s while {doing}; "
-                "raise the timeout or check the server"
-            )
+            return self.timeout_error(doing)
         if isinstance(error, httpx.ConnectError):
-            return EngineUnreachableError(
-                f"cannot reach {self.label} ({self.scrub(str(error)) or 'connection refused'}); "
-                "is the server running at that URL?"
-            )
+            return self.unreachable_error(str(error))
         if isinstance(error, (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError)):
-            return EngineStreamError(f"the connection to {self.label} broke while {doing}")
+            return self.broken_error(doing)
         return EngineError(f"{self.label} failed while {doing}: {self.scrub(str(error))}")
+
+    def timeout_error(self, doing: str) -> EngineTimeoutError:
+        """The engine did not answer in time while ``doing``."""
+        return EngineTimeoutError(
+            f"{self.label} did not answer within {self.timeout:g} s while {doing}; "
+            "raise the timeout or check the server"
+        )
+
+    def unreachable_error(self, detail: str) -> EngineUnreachableError:
+        """The engine could not be connected to (``detail``: what the connection attempt said)."""
+        return EngineUnreachableError(
+            f"cannot reach {self.label} ({self.scrub(detail) or 'connection refused'}); "
+            "is the server running at that URL?"
+        )
+
+    def broken_error(self, doing: str) -> EngineStreamError:
+        """The connection broke while ``doing``."""
+        return EngineStreamError(f"the connection to {self.label} broke while {doing}")
 
     def status_error(self, status: int, body: Any, doing: str) -> EngineError:
         """Translate an HTTP error status (with its body) into one clear engine error."""
@@ -169,8 +199,13 @@ class EngineClient:
         return EventStream(self, path, body, should_stop)
 
     def close(self) -> None:
-        """Close the connection pool."""
+        """Close the connection pool (the event loop's session is closed by :meth:`aclose`)."""
         self._client.close()
+
+    async def aclose(self) -> None:
+        """Close the event loop's pooled connections (on that loop)."""
+        if self._async is not None:
+            await self._async.close()
 
 
 def parse_body(content: bytes) -> Any:
