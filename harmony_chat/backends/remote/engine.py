@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harmony_chat.backends.base import GenerationStats, ModelBackend, ModelInfo, SamplingParams
+from harmony_chat.backends.remote.async_transport import AsyncEngineSession
 from harmony_chat.backends.remote.transport import EngineClient
 from harmony_chat.errors import EngineError, EngineStreamError, ModelError
 from harmony_chat.harmony import tokens as tk
@@ -66,6 +67,8 @@ class RemoteBackend(ModelBackend):
         self.client = client
         self.model_name = model_name
         self._info: ModelInfo | None = None
+        self.engine_session = AsyncEngineSession(client)
+        """The pooled connections :meth:`agenerate` streams on (shared with :meth:`handles`' copies)."""
 
     @property
     def info(self) -> ModelInfo:
@@ -198,7 +201,7 @@ class RemoteBackend(ModelBackend):
         """
         tally = self._tally(prompt, sampling, stop_ids, should_stop)
         path, body = self._request(prompt, sampling, stop_ids, sampling.json_schema)
-        reads = self.client.async_session.events(path, body)
+        reads = self.engine_session.events(path, body)
         try:
             async for events, arrived in reads:
                 tokens: list[int] = []
@@ -317,7 +320,7 @@ class RemoteBackend(ModelBackend):
 
     async def aclose(self) -> None:
         """Close the event loop's pooled connections to the engine."""
-        await self.client.aclose()
+        await self.engine_session.close()
 
 
 class _Tally:

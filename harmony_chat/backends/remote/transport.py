@@ -12,7 +12,7 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Generator, Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
@@ -24,9 +24,6 @@ from harmony_chat.errors import (
     EngineTimeoutError,
     EngineUnreachableError,
 )
-
-if TYPE_CHECKING:
-    from harmony_chat.backends.remote.async_transport import AsyncEngineSession
 
 API_KEY_ENV = "HARMONY_CHAT_API_KEY"
 """Environment variable the API key is read from when none is given."""
@@ -89,7 +86,6 @@ class EngineClient:
         self.tls_context = httpx.create_ssl_context(trust_env=False)
         """httpx's certificate check, made once: building it per client costs tens of milliseconds of CPU."""
         self._client = self.new_http_client()
-        self._async: AsyncEngineSession | None = None
 
     def new_http_client(self) -> httpx.Client:
         """An httpx client for this engine (its own connection pool; every stream opens one)."""
@@ -100,15 +96,6 @@ class EngineClient:
             verify=self.tls_context,
             trust_env=False,
         )
-
-    @property
-    def async_session(self) -> AsyncEngineSession:
-        """The pooled session that streams on the event loop (``serve``'s engine path)."""
-        if self._async is None:
-            from harmony_chat.backends.remote.async_transport import AsyncEngineSession
-
-            self._async = AsyncEngineSession(self)
-        return self._async
 
     def __repr__(self) -> str:
         return f"EngineClient({self.engine!r}, {self.url!r}, api_key={'set' if self._secret else 'none'})"
@@ -199,13 +186,8 @@ class EngineClient:
         return EventStream(self, path, body, should_stop)
 
     def close(self) -> None:
-        """Close the connection pool (the event loop's session is closed by :meth:`aclose`)."""
+        """Close the connection pool."""
         self._client.close()
-
-    async def aclose(self) -> None:
-        """Close the event loop's pooled connections (on that loop)."""
-        if self._async is not None:
-            await self._async.close()
 
 
 def parse_body(content: bytes) -> Any:
