@@ -52,6 +52,7 @@ from harmony_chat.server.limits import (
     read_body,
 )
 from harmony_chat.server.log_limits import quiet_repeats
+from harmony_chat.server.reasoning_seal import ReasoningSeal
 from harmony_chat.server.response_store import (
     DEFAULT_MAX_AGE_S,
     DEFAULT_STORE_SIZE,
@@ -65,8 +66,8 @@ from harmony_chat.server.responses_request import (
     LOGPROBS_INCLUDE,
     Item,
     ResponsesRequest,
+    load_seal,
     normalise_input,
-    output_as_input,
     responses_harmony_request,
 )
 from harmony_chat.server.sampling_request import check_sampling
@@ -142,6 +143,8 @@ class ApiServerState:
             limits.store_path, size=limits.store_size, max_age_s=limits.store_max_age_s, limits=limits.store_limits
         )
         self.created = int(time.time())
+        self.seal = ReasoningSeal(served.name)
+        """Seals and opens ``reasoning.encrypted_content`` (its key is loaded when first needed)."""
 
 
 def _state(request: Request) -> ApiServerState:
@@ -186,10 +189,12 @@ async def _generate(
     stream: Callable[[list[ServedEvent], AsyncIterator[list[ServedEvent]]], Response] | None,
     consume: Callable[[ServedEvent], object],
     summarizer: Summarizer | None = None,
+    on_start: Callable[[TurnRun], object] | None = None,
 ) -> Response | None:
     """Wait for a place on the model and run the turn: return the streaming response, or None once ``consume`` has all.
 
-    The turn's handle goes back to the pool, and its place to the gate, once its thread has ended.
+    ``on_start`` is given the turn before it starts (a reader that may stop it). The turn's handle
+    goes back to the pool, and its place to the gate, once its thread has ended.
     """
     state = _state(request)
     leave = await state.gate.acquire(request.is_disconnected)
@@ -200,6 +205,8 @@ async def _generate(
         leave()
 
     run = TurnRun(build_session(harmony_request, state.served), lease, options, summarizer)
+    if on_start is not None:
+        on_start(run)
     try:
         if stream is not None:
             first, batches = await first_event(run)
@@ -242,7 +249,7 @@ async def chat_completions(request: Request) -> Response:
         logprobs=ask.logprobs is not None,
         answer_only=harmony_request.response_format is not None,
     )
-    reader = TurnReader(harmony_request.function_names)
+    reader = TurnReader(harmony_request.function_names, chat.stop_sequences())
     streamed = await _generate(
         request,
         harmony_request,
@@ -250,6 +257,7 @@ async def chat_completions(request: Request) -> Response:
         stream=(lambda first, batches: chat_stream(first, batches, reader, formatter)) if chat.stream else None,
         consume=reader.feed,
         summarizer=summarizer_for(summary, state.served.encoding),
+        on_start=reader.attach,  # a stop sequence stops the turn
     )
     if streamed is not None:
         return streamed
@@ -271,7 +279,7 @@ def _history(state: ApiServerState, body: ResponsesRequest) -> list[Item]:
         items = state.store.items(conversation_id)
         if items is None:
             raise ApiError(404, f"no conversation {conversation_id[:80]!r}", param="conversation", code="not_found")
-        return normalise_input(items)
+        return normalise_input(items, state.seal)
     return []
 
 
@@ -284,8 +292,10 @@ async def responses(request: Request) -> Response:
     ask = body.sampling_ask()
     check_sampling(ask, backend)
     summary = parse_summary(body.reasoning.summary_asked if body.reasoning else None, "reasoning.summary")
+    if body.uses_seal and not state.seal.ready:
+        await run_in_threadpool(load_seal, state.seal)  # its file, once: off the event loop
     history = await run_in_threadpool(_history, state, body)
-    new_items = normalise_input(body.input)
+    new_items = normalise_input(body.input, state.seal)
     items = history + new_items
     harmony_request = responses_harmony_request(body, items)
     options = turn_options(
@@ -296,7 +306,7 @@ async def responses(request: Request) -> Response:
         top_p=body.top_p,
         ask=ask,
     )
-    builder = ResponseBuilder(body, state.served.name)
+    builder = ResponseBuilder(body, state.served.name, state.seal)
     reader = TurnReader(harmony_request.function_names)
 
     def store() -> None:  # in the thread pool: never on the event loop
@@ -304,7 +314,7 @@ async def responses(request: Request) -> Response:
         if body.store:
             response = builder.response(status, reader)
             try:
-                state.store.put(builder.id, StoredResponse(response, items + output_as_input(builder.output)))
+                state.store.put(builder.id, StoredResponse(response, items + builder.as_input()))
             except StoreFull as full:
                 log.warning("response %s was not stored: %s", builder.id, full)
         if body.conversation_id is not None and status != "failed":

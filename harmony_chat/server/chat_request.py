@@ -5,6 +5,8 @@ names it) becomes ``analysis``; whether a prompt keeps it is the session's chain
 (dropped after a final answer, kept through a tool loop), whatever the client sends. Assistant
 ``content`` next to ``tool_calls`` is a preamble (``commentary``), otherwise the answer
 (``final``). ``system`` and ``developer`` messages become the developer message's instructions.
+``stop`` (a string or up to four) cuts the answer before the first stop sequence (see
+:mod:`~harmony_chat.server.turn_output`).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from harmony_chat.harmony.session import ResponseFormat
 from harmony_chat.server.errors import ApiError
 from harmony_chat.server.harmony_request import HarmonyRequest, parse_effort
 from harmony_chat.server.sampling_request import SamplingAsk, parse_logit_bias, parse_logprobs
+from harmony_chat.server.stop_sequences import MAX_STOP_SEQUENCES
 
 
 class _Lenient(BaseModel):
@@ -122,7 +125,8 @@ class ChatRequest(_Lenient):
     top_p: float | None = Field(default=None, gt=0, le=1)
     seed: int | None = None
     n: int | None = None
-    stop: str | list[str] | None = None
+    stop: Any = None
+    """A stop sequence or a list of them: checked by :meth:`stop_sequences` (one error, naming ``stop``)."""
     frequency_penalty: float | None = Field(default=None, ge=-2, le=2)
     presence_penalty: float | None = Field(default=None, ge=-2, le=2)
     logit_bias: dict[str, float] | None = None
@@ -145,6 +149,24 @@ class ChatRequest(_Lenient):
             logit_bias=parse_logit_bias(self.logit_bias),
             logprobs=parse_logprobs(self.logprobs, self.top_logprobs),
         )
+
+    def stop_sequences(self) -> tuple[str, ...]:
+        """The stop sequences asked for (none for ``null`` or ``[]``).
+
+        Raises:
+            ApiError: 400 for anything but a non-empty string or a list of up to four of them.
+        """
+        stops = [self.stop] if isinstance(self.stop, str) else self.stop
+        if stops is None:
+            return ()
+        if (
+            not isinstance(stops, list)
+            or len(stops) > MAX_STOP_SEQUENCES
+            or not all(isinstance(stop, str) and stop for stop in stops)
+        ):
+            message = f"stop must be a non-empty string or a list of up to {MAX_STOP_SEQUENCES} non-empty strings"
+            raise ApiError(400, message, param="stop")
+        return tuple(stops)
 
     @property
     def exclude_reasoning(self) -> bool:
@@ -169,14 +191,13 @@ def chat_harmony_request(request: ChatRequest) -> HarmonyRequest:
     """What a Chat Completions request asks for, in harmony terms.
 
     Raises:
-        ApiError: 400 for what the server cannot do (``n`` > 1, stop sequences, the legacy
-            ``functions``, modalities beside text, non-text content, non-function tools) or a
-            conversation that does not hold together.
+        ApiError: 400 for what the server cannot do (``n`` > 1, the legacy ``functions``,
+            modalities beside text, non-text content, non-function tools), a ``stop`` that is not
+            a stop sequence or up to four, or a conversation that does not hold together.
     """
     if request.n not in (None, 1):
         raise ApiError(400, "n must be 1", param="n")
-    if request.stop:
-        raise ApiError(400, "stop sequences are not supported", param="stop")
+    request.stop_sequences()  # checked here, with the rest of the request; the turn's reader applies them
     for legacy, current in (("functions", "tools"), ("function_call", "tool_choice")):
         if getattr(request, legacy) is not None:
             raise ApiError(400, f"{legacy} is the deprecated form of {current}: send {current} instead", param=legacy)

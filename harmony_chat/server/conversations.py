@@ -54,8 +54,12 @@ def input_items(canonical: list[Item]) -> list[Item]:
                 message["phase"] = item.get("phase", "final_answer")
             items.append(message)
         elif kind == "reasoning":
-            content = [{"type": "reasoning_text", "text": item["text"]}]
-            items.append({"id": new_id("rs"), "type": "reasoning", "summary": [], "content": content})
+            reasoning: Item = {"id": new_id("rs"), "type": "reasoning", "summary": []}
+            if "encrypted_content" in item:  # sealed reasoning stays sealed
+                reasoning["encrypted_content"] = item["encrypted_content"]
+            else:
+                reasoning["content"] = [{"type": "reasoning_text", "text": item["text"]}]
+            items.append(reasoning)
         elif kind == "function_call":
             items.append({"id": new_id("fc"), **item, "status": "completed"})
         else:

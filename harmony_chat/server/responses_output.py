@@ -10,6 +10,12 @@ summary in one delta), ``.done``, ``response.reasoning_summary_part.done``; the 
 commentary``, the answer one with ``phase: final_answer``. Every event carries a
 ``sequence_number`` counting from 0. With ``include: ["message.output_text.logprobs"]`` (or
 ``top_logprobs``) each ``output_text`` part and text event carries its tokens' ``logprobs``.
+
+With ``include: ["reasoning.encrypted_content"]`` a reasoning item carries its text sealed in
+``encrypted_content`` (:mod:`~harmony_chat.server.reasoning_seal`) and nowhere in plain text: it has
+no ``content``, and its stream is ``response.output_item.added``, the summary's events if one was
+asked for, and ``response.output_item.done`` with the blob (no content part, no
+``reasoning_text`` events). The text stays with the builder for the store (:meth:`ResponseBuilder.as_input`).
 """
 
 from __future__ import annotations
@@ -19,7 +25,8 @@ from typing import Any
 
 from harmony_chat.server.channels import Part
 from harmony_chat.server.chat_completions import logprob_object
-from harmony_chat.server.responses_request import ResponsesRequest
+from harmony_chat.server.reasoning_seal import ReasoningSeal
+from harmony_chat.server.responses_request import Item, ResponsesRequest, output_as_input
 from harmony_chat.server.turn_output import (
     CallMade,
     ItemDone,
@@ -59,11 +66,18 @@ class ResponseBuilder:
     Args:
         request: the request (echoed settings).
         model: the model name to report.
+        seal: the server's reasoning seal; used when the request asks for sealed reasoning.
     """
 
-    def __init__(self, request: ResponsesRequest, model: str) -> None:
+    def __init__(self, request: ResponsesRequest, model: str, seal: ReasoningSeal | None = None) -> None:
         self.request = request
         self.model = model
+        if request.seals_reasoning and seal is None:
+            raise ValueError("the request asks for sealed reasoning: a seal is needed")
+        self.seal = seal if request.seals_reasoning else None
+        """What seals reasoning items (None: their text goes out in ``content``)."""
+        self._sealed_texts: dict[str, str] = {}
+        """The text of each sealed reasoning item, by id (for the store, never sent)."""
         self.logprobs = request.logprobs_asked
         """Whether output text carries its tokens' log probabilities."""
         self._item_logprobs: dict[int, list[dict[str, Any]]] = {}
@@ -118,6 +132,10 @@ class ResponseBuilder:
             "incomplete_details": incomplete,
         }
 
+    def as_input(self) -> list[Item]:
+        """The output so far as canonical input items (sealed reasoning with its text), for the store."""
+        return output_as_input(self.output, self._sealed_texts)
+
     @staticmethod
     def status_of(reader: TurnReader) -> str:
         """``completed``, ``incomplete`` (the token limit) or ``failed``."""
@@ -162,6 +180,8 @@ class ResponseBuilder:
                     self._item_logprobs.setdefault(event.index, []).append(scored)
                     self._unsent_logprobs.append(scored)
             elif isinstance(event, TextAdded):
+                if self.seal is not None and event.part is Part.REASONING:
+                    continue  # sealed: the text goes out in the item's done event only, encrypted
                 kind = "response.reasoning_text.delta" if event.part is Part.REASONING else "response.output_text.delta"
                 extra: dict[str, Any] = {}
                 if event.part is not Part.REASONING:
@@ -183,6 +203,11 @@ class ResponseBuilder:
         item_id = new_id("rs" if reasoning else "msg")
         self._ids[event.index] = item_id
         item: dict[str, Any]
+        if reasoning and self.seal is not None:
+            item = {"id": item_id, "type": "reasoning", "summary": [], "encrypted_content": None}
+            item["status"] = "in_progress"
+            self.output.append(item)
+            return [self._event("response.output_item.added", output_index=event.index, item=dict(item))]
         if reasoning:
             item = {"id": item_id, "type": "reasoning", "summary": [], "content": [], "status": "in_progress"}
         else:
@@ -199,6 +224,8 @@ class ResponseBuilder:
     def _item_done(self, event: ItemDone) -> list[Event]:
         item_id = self._ids[event.index]
         item = next(entry for entry in self.output if entry["id"] == item_id)
+        if self.seal is not None and event.part is Part.REASONING:
+            return self._sealed_done(event, item)
         logprobs = self._item_logprobs.pop(event.index, [])
         self._unsent_logprobs = []
         part = _part(event.part, event.text, logprobs)
@@ -215,6 +242,17 @@ class ResponseBuilder:
             self._held_done = {"output_index": event.index, "item": item}  # numbered when it is sent
             return events
         return [*events, self._event("response.output_item.done", output_index=event.index, item=dict(item))]
+
+    def _sealed_done(self, event: ItemDone, item: dict[str, Any]) -> list[Event]:
+        """A sealed reasoning item is done: its blob, and its ``output_item.done`` (or held for a summary)."""
+        assert self.seal is not None
+        self._sealed_texts[item["id"]] = event.text
+        item["encrypted_content"] = self.seal.seal(event.text)
+        item["status"] = "incomplete" if event.truncated else "completed"
+        if self.summary:
+            self._held_done = {"output_index": event.index, "item": item}  # numbered when it is sent
+            return []
+        return [self._event("response.output_item.done", output_index=event.index, item=dict(item))]
 
     def _release(self) -> list[Event]:
         """The held ``output_item.done`` (no summary is coming for its item any more)."""

@@ -3,14 +3,17 @@
 Input items are normalised (a string input is one user message) so a stored response can be
 continued with ``previous_response_id``: the stored items come first, the new ones after. A
 ``reasoning`` item's ``reasoning_text`` becomes ``analysis`` (the session's CoT rule decides if
-a prompt keeps it); an assistant message with ``phase: commentary`` is a preamble, and so is
-one without a phase that a ``function_call`` item directly follows; any other assistant message
-is an answer; ``function_call`` and ``function_call_output`` items are the call
-and its result.
+a prompt keeps it), and so does the text sealed in its ``encrypted_content`` (see
+:mod:`~harmony_chat.server.reasoning_seal`; the canonical item keeps the blob beside the opened
+text, so whatever the server hands on shows the blob, never the text); an assistant message with
+``phase: commentary`` is a preamble, and so is one without a phase that a ``function_call`` item
+directly follows; any other assistant message is an answer; ``function_call`` and
+``function_call_output`` items are the call and its result.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool
@@ -18,11 +21,14 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool
 from harmony_chat.harmony.session import ResponseFormat
 from harmony_chat.server.errors import ApiError
 from harmony_chat.server.harmony_request import HarmonyRequest, parse_effort
+from harmony_chat.server.reasoning_seal import ReasoningSeal, SealError, SealKeyError
 from harmony_chat.server.sampling_request import SamplingAsk, parse_logprobs
 
 Item = dict[str, Any]
 LOGPROBS_INCLUDE = "message.output_text.logprobs"
 """The ``include`` value that asks for the output text's log probabilities."""
+SEALED_REASONING_INCLUDE = "reasoning.encrypted_content"
+"""The ``include`` value that asks for reasoning sealed in ``encrypted_content`` instead of plain text."""
 
 
 class _Lenient(BaseModel):
@@ -98,6 +104,19 @@ class ResponsesRequest(_Lenient):
     metadata: dict[str, str] | None = None
 
     @property
+    def seals_reasoning(self) -> bool:
+        """Whether reasoning items carry their text sealed in ``encrypted_content`` (and not in plain text)."""
+        return SEALED_REASONING_INCLUDE in (self.include or [])
+
+    @property
+    def uses_seal(self) -> bool:
+        """Whether the request needs the server's reasoning key: to seal its reasoning, or to open an input item's."""
+        if self.seals_reasoning:
+            return True
+        items = self.input if isinstance(self.input, list) else []
+        return any(isinstance(item, dict) and item.get("encrypted_content") is not None for item in items)
+
+    @property
     def logprobs_asked(self) -> bool:
         """Whether the output text should carry log probabilities (``include`` names them, or ``top_logprobs``)."""
         return LOGPROBS_INCLUDE in (self.include or []) or bool(self.top_logprobs)
@@ -121,7 +140,8 @@ class ResponsesRequest(_Lenient):
         """Refuse what the server would otherwise silently ignore.
 
         Args:
-            produced: the ``include`` values this server can produce for the request.
+            produced: the ``include`` values this server can produce for the request (sealed reasoning
+                is always produced).
 
         Raises:
             ApiError: 400 for ``background: true``, an ``include`` value the server does not produce,
@@ -131,7 +151,7 @@ class ResponsesRequest(_Lenient):
         if self.background:
             raise ApiError(400, "background responses are not supported: leave background false", param="background")
         for value in self.include or []:
-            if value not in produced:
+            if value not in produced and value != SEALED_REASONING_INCLUDE:
                 raise ApiError(400, f"include: this server does not produce {value[:60]!r}", param="include")
         if self.prompt is not None:
             raise ApiError(
@@ -159,11 +179,15 @@ def _text(content: object, where: str) -> str:
     return "".join(texts)
 
 
-def normalise_input(value: str | list[Item]) -> list[Item]:
+def normalise_input(value: str | list[Item], seal: ReasoningSeal | None = None) -> list[Item]:
     """The request's input as canonical items (text only, one shape per kind).
 
+    A reasoning item's ``encrypted_content`` is opened with ``seal``; without one (items kept for a
+    conversation) the blob is kept unopened, with no text, to be opened when a response reads it.
+
     Raises:
-        ApiError: 400 for an item the server does not understand.
+        ApiError: 400 for an item the server does not understand, or a blob that does not open; 500
+            when the key cannot be had.
     """
     if isinstance(value, str):
         return [{"type": "message", "role": "user", "content": value}] if value else []
@@ -180,7 +204,7 @@ def normalise_input(value: str | list[Item]) -> list[Item]:
                 canonical["phase"] = "commentary"
             items.append(canonical)
         elif kind == "reasoning":
-            items.append({"type": "reasoning", "text": _text(item.get("content") or [], where)})
+            items.append(_reasoning(item, where, seal))
         elif kind == "function_call":
             if not isinstance(item.get("name"), str):
                 raise ApiError(400, f"{where}.name is required", param=where)
@@ -202,6 +226,45 @@ def normalise_input(value: str | list[Item]) -> list[Item]:
     return items
 
 
+def _reasoning(item: Item, where: str, seal: ReasoningSeal | None) -> Item:
+    """A reasoning input item: its ``reasoning_text``, or the text sealed in its ``encrypted_content``.
+
+    A blob, when there is one, is what counts (the server sealed it; ``content`` is the client's).
+    """
+    blob = item.get("encrypted_content")
+    if blob is None:
+        return {"type": "reasoning", "text": _text(item.get("content") or [], where)}
+    if not isinstance(blob, str):
+        raise ApiError(400, f"{where}.encrypted_content must be a string", param=where)
+    if seal is None:
+        return {"type": "reasoning", "text": "", "encrypted_content": blob}
+    try:
+        text = seal.open(blob)
+    except SealError as error:
+        message = f"{where}.encrypted_content is not reasoning this server sealed: {error}"
+        raise ApiError(400, message, param=where) from None
+    except SealKeyError as error:
+        raise key_unavailable(error) from None
+    return {"type": "reasoning", "text": text, "encrypted_content": blob}
+
+
+def key_unavailable(error: SealKeyError) -> ApiError:
+    """The 500 for a server whose reasoning key cannot be had (its variable or file is at fault)."""
+    return ApiError(500, f"sealed reasoning is unavailable on this server: {error}")
+
+
+def load_seal(seal: ReasoningSeal) -> None:
+    """Load the reasoning key (it may read or make a file: call it off the event loop).
+
+    Raises:
+        ApiError: 500 when the key cannot be had.
+    """
+    try:
+        seal.load()
+    except SealKeyError as error:
+        raise key_unavailable(error) from None
+
+
 def _is_preamble(message: Item, following: list[Item]) -> bool:
     """Whether an assistant message is a preamble: ``phase: commentary``, or no phase and a function call next.
 
@@ -216,11 +279,20 @@ def _is_preamble(message: Item, following: list[Item]) -> bool:
     return after == "function_call"
 
 
-def output_as_input(output: list[Item]) -> list[Item]:
-    """A response's output items in canonical input form (for ``previous_response_id``)."""
+def output_as_input(output: list[Item], sealed_texts: Mapping[str, str] | None = None) -> list[Item]:
+    """A response's output items in canonical input form (for ``previous_response_id``).
+
+    ``sealed_texts`` holds the text of each reasoning item (by id) that went out sealed, without ``content``.
+    """
     items: list[Item] = []
     for item in output:
         if item["type"] == "reasoning":
+            if "encrypted_content" in item:  # sealed (no blob yet when the turn failed inside it)
+                sealed: Item = {"type": "reasoning", "text": (sealed_texts or {}).get(item["id"], "")}
+                if item["encrypted_content"] is not None:
+                    sealed["encrypted_content"] = item["encrypted_content"]
+                items.append(sealed)
+                continue
             items.append({"type": "reasoning", "text": "".join(part["text"] for part in item["content"])})
         elif item["type"] == "message":
             text = "".join(part["text"] for part in item["content"])

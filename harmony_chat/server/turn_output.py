@@ -5,6 +5,11 @@ Both APIs consume the same :class:`TurnReader`: each harmony message becomes one
 a finish reason and token usage with the reasoning tokens counted. A reasoning summary (when the
 request asks for them) belongs to the reasoning item it follows, as :class:`SummaryWritten`; the
 log probabilities of content tokens (when asked for) come as :class:`TokenScored`.
+
+Stop sequences (Chat Completions ``stop``) cut the answer, the ``final`` channel's text: never the
+reasoning, a preamble or a tool call's arguments. Its text is held back while its tail could be
+the start of one; once one is found the answer ends before it, the turn is cancelled
+(:meth:`TurnReader.attach`), and nothing the turn makes after it is reported.
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ from __future__ import annotations
 import json
 import logging
 import secrets
-from collections.abc import Collection
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -21,9 +26,10 @@ from harmony_chat.generation.turn import PromptReady, TurnStats
 from harmony_chat.harmony.events import ContentDelta, MessageFinished, MessageStarted, RawToken, StopReason, ToolCall
 from harmony_chat.server.channels import Part, output_part
 from harmony_chat.server.generation import ScoredToken
+from harmony_chat.server.stop_sequences import StopMatcher
 
 if TYPE_CHECKING:
-    from harmony_chat.server.generation import ServedEvent
+    from harmony_chat.server.generation import ServedEvent, TurnRun
 
 log = logging.getLogger("harmony_chat.server")
 FUNCTIONS = "functions."
@@ -130,6 +136,8 @@ class _Open:
     part: Part
     phase: str
     chunks: list[str] = field(default_factory=list)
+    matcher: StopMatcher | None = None
+    """Holds back and cuts the text at the stop sequences (the answer's, when the request has any)."""
 
 
 def function_name(recipient: str) -> str:
@@ -145,10 +153,15 @@ class TurnReader:
             none). A call to any other tool is left out like a malformed one: a client can only run
             the functions it declared (OpenAI's API never answers with a call to another), and
             frameworks fail on one (openai-agents raises, instructor and pydantic-ai retry).
+        stops: the stop sequences that end the answer (Chat Completions ``stop``; each non-empty).
     """
 
-    def __init__(self, functions: Collection[str] = ()) -> None:
+    def __init__(self, functions: Collection[str] = (), stops: Sequence[str] = ()) -> None:
         self.functions = frozenset(functions)
+        self.stops = tuple(stops)
+        self.stopped = False
+        """Whether a stop sequence ended the answer (the turn's output after it is left out)."""
+        self._stop_turn: Callable[[], None] | None = None
         self.usage = Usage()
         self.items = 0
         self.reasoning: list[str] = []
@@ -174,9 +187,15 @@ class TurnReader:
         self._open: _Open | None = None
         self._last_reasoning: int | None = None
 
+    def attach(self, run: TurnRun) -> None:
+        """The turn this reader reads: it is stopped once a stop sequence ends the answer."""
+        self._stop_turn = run.stop
+
     def feed(self, event: ServedEvent) -> list[OutputEvent]:
         """Read one event; return the output events it makes."""
         out: list[OutputEvent] = []
+        if self.stopped and not isinstance(event, PromptReady | RawToken | TurnStats):
+            return out  # the answer ended at a stop sequence: what the turn makes until it stops is not output
         if isinstance(event, PromptReady):
             self.usage.prompt_tokens = len(event.prompt.tokens)
         elif isinstance(event, RawToken):
@@ -194,7 +213,7 @@ class TurnReader:
         elif isinstance(event, TurnStats):
             self._close(out, truncated=True)
             self.reason = event.reason
-            self.error = event.error
+            self.error = None if self.stopped else event.error  # after a stop sequence the answer is whole
             self.usage.completion_tokens = event.stats.generated_tokens
             self.usage.cached_tokens = event.stats.prompt_tokens_reused
         elif isinstance(event, ReasoningSummary):
@@ -251,6 +270,8 @@ class TurnReader:
         self._open = _Open(self.items, part, channel or "analysis")
         if part is Part.CONTENT and self._open.phase != FINAL:
             self.preambles.add(self.items)
+        elif part is Part.CONTENT and self.stops:
+            self._open.matcher = StopMatcher(self.stops)
         self.items += 1
         out.append(ItemStarted(self._open.index, part, self._open.phase))
 
@@ -262,13 +283,28 @@ class TurnReader:
             self._close(out, truncated=False)
             self._start(out, event.channel, event.recipient)
         assert self._open is not None
-        self._open.chunks.append(event.text)
-        out.append(TextAdded(self._open.index, part, event.text))
+        if self._open.matcher is None:
+            self._add(out, self._open, event.text)
+            return
+        matched = self._open.matcher.feed(event.text)
+        self._add(out, self._open, matched.text)
+        if matched.stopped:
+            self._close(out, truncated=False)
+
+    def _add(self, out: list[OutputEvent], item: _Open, text: str) -> None:
+        if text:
+            item.chunks.append(text)
+            out.append(TextAdded(item.index, item.part, text))
 
     def _close(self, out: list[OutputEvent], truncated: bool) -> None:
         item, self._open = self._open, None
         if item is None:
             return
+        if item.matcher is not None:
+            self._add(out, item, item.matcher.flush().text)  # the tail held back (nothing once it stopped)
+            if item.matcher.stopped and not self.stopped:
+                self._stop()
+                truncated = False
         text = "".join(item.chunks)
         (self.reasoning if item.part is Part.REASONING else self.content).append(text)
         if item.part is Part.CONTENT and item.phase == FINAL:
@@ -277,9 +313,17 @@ class TurnReader:
             self._last_reasoning = item.index
         out.append(ItemDone(item.index, item.part, item.phase, text, truncated))
 
+    def _stop(self) -> None:
+        """A stop sequence ended the answer: the turn need go no further."""
+        self.stopped = True
+        if self._stop_turn is not None:
+            self._stop_turn()
+
     @property
     def finish_reason(self) -> str:
-        """``tool_calls``, ``length`` or ``stop``."""
+        """``tool_calls``, ``length`` or ``stop`` (always ``stop`` once a stop sequence ended the answer)."""
+        if self.stopped:
+            return "stop"
         if self.calls and self.reason is StopReason.CALL:
             return "tool_calls"
         if self.reason is StopReason.LENGTH:

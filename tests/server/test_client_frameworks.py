@@ -1,31 +1,36 @@
 """The agent frameworks and client libraries people point at OpenAI-compatible servers, against the pocket model.
 
-openai-agents, pydantic-ai and litellm come with the ``clients`` extra (``pip install -e ".[test,clients]"``),
-instructor with the ``instructor`` extra (it cannot share an environment with the others: see
-pyproject.toml); each test imports its framework with :func:`pytest.importorskip`, so without the
-extra it is skipped and says which to install. One real server on loopback serves the module (the
-pocket model, greedy, so its answers are the trained ones); each test asserts what the framework
-hands its user: the tool really ran and its output reached the answer, a structured output
-validated on the first try, streamed text arrived in order, context survived between requests,
-reasoning came where the API promises it, and no harmony markup leaked. Nothing but loopback may
-be reached while the module runs (a guard on every socket connect and name lookup).
+openai-agents, pydantic-ai, litellm and smolagents come with the ``clients`` extra
+(``pip install -e ".[test,clients]"``), instructor with the ``instructor`` extra (it cannot share an
+environment with the others: see pyproject.toml); each test imports its framework with
+:func:`pytest.importorskip`, so without the extra it is skipped and says which to install. One real
+server on loopback serves the module (the pocket model, greedy, so its answers are the trained
+ones); each test asserts what the framework hands its user: the tool really ran and its output
+reached the answer, a structured output validated on the first try, streamed text arrived in order,
+context survived between requests, reasoning came where the API promises it, and no harmony markup
+leaked. Nothing but loopback may be reached while the module runs (a guard on every socket connect
+and name lookup). smolagents' agents speak a text protocol the pocket model never learnt, so their
+turns are replayed instead (by a server of their own).
 """
 
 from __future__ import annotations
 
 import ipaddress
+import json
 import os
 import socket
 from collections.abc import Callable, Iterator
 from types import ModuleType
 from typing import Any
 
+import httpx
 import pytest
 from openai import AsyncOpenAI
+from openai_harmony import HarmonyEncoding
 from pydantic import BaseModel
 
 from harmony_chat.demo.pocket import POCKET_NAME
-from tests.server.conftest import RunningServer
+from tests.server.conftest import RunningServer, replay_server
 from training.pocket.data import FACTS, FOLLOW_UPS, SHOPPING_INSTRUCTIONS, WEATHER
 
 pytestmark = [
@@ -379,3 +384,111 @@ def test_instructor_partial_streaming_ends_with_the_whole_answer(
         for before, after in zip(lists, lists[1:], strict=False):  # each list continues the one before
             assert len(after) >= len(before) and after[: len(before) - 1] == before[:-1]
             assert not before or after[len(before) - 1].startswith(before[-1])  # whose last item may have grown
+
+
+# -- smolagents ------------------------------------------------------------------------------------
+# smolagents sends ``stop`` on every agent step (["Observation:", "Calling tools:"], and "</code>" for
+# a CodeAgent) unless the model id is OpenAI's o3, o4 or gpt-5, or a grok: gpt-oss ids get it. Its
+# agents write the task as "New task:\n..." after a long system prompt, and send tool calls and their
+# results back as text ("Calling tools:", "Observation:"), which the pocket model was never trained
+# on: its turns are replayed here (the requests, the server and the framework are the real ones).
+
+SMOLAGENTS_STOPS = ["Observation:", "Calling tools:"]
+CODE = f'weather = get_weather(location="{CITY}")\nfinal_answer(weather)'
+"""The code the CodeAgent's model writes: one step runs the tool and answers with its output."""
+
+
+@pytest.fixture(scope="module")
+def smolagents() -> ModuleType:
+    return _framework("smolagents", CLIENTS)
+
+
+def _smol_weather_tool(smolagents: ModuleType, calls: list[str]) -> Any:
+    """The demo's ``get_weather`` as a smolagents tool (it wants each argument described)."""
+    get_weather = _weather_tool(calls)
+
+    def smol_get_weather(location: str) -> str:
+        """Gets the current weather in a city.
+
+        Args:
+            location: the city.
+        """
+        return get_weather(location)
+
+    smol_get_weather.__name__ = "get_weather"
+    return smolagents.tool(smol_get_weather)
+
+
+def _smol_model(smolagents: ModuleType, server: RunningServer, bodies: list[dict[str, Any]]) -> Any:
+    """The OpenAI-compatible model of smolagents on the server, recording each request body it sends."""
+
+    def record(request: httpx.Request) -> None:
+        bodies.append(json.loads(request.content))
+
+    model = smolagents.OpenAIServerModel(
+        model_id="replay-model",
+        api_base=f"{server.url}/v1",
+        api_key="unused",
+        client_kwargs={"http_client": httpx.Client(event_hooks={"request": [record]}), "max_retries": 0},
+    )
+    assert model.supports_stop_parameter  # so every step asks for stop sequences
+    return model
+
+
+def _call(name: str, arguments: dict[str, str]) -> str:
+    return (
+        f"<|channel|>analysis<|message|>Call {name}.<|end|>"
+        f"<|start|>assistant<|channel|>commentary to=functions.{name} <|constrain|>json"
+        f"<|message|>{json.dumps(arguments, ensure_ascii=False)}<|call|>"
+    )
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+def test_smolagents_tool_calling_agent_runs_the_tool_and_answers_with_its_output(
+    smolagents: ModuleType, encoding: HarmonyEncoding, stream: bool
+) -> None:
+    calls: list[str] = []
+    bodies: list[dict[str, Any]] = []
+    turns = _call("get_weather", {"location": CITY}), _call("final_answer", {"answer": WEATHER_ANSWER})
+    _, server = replay_server(encoding, *turns)
+    with server as running:
+        agent = smolagents.ToolCallingAgent(
+            tools=[_smol_weather_tool(smolagents, calls)],
+            model=_smol_model(smolagents, running, bodies),
+            max_steps=3,
+            stream_outputs=stream,
+            verbosity_level=0,
+        )
+        result = agent.run(f"What's the weather in {CITY}?")
+    assert calls == [CITY] and result == WEATHER_ANSWER
+    assert [body.get("stop") for body in bodies] == [SMOLAGENTS_STOPS, SMOLAGENTS_STOPS]
+    assert all(body.get("tool_choice") == "required" for body in bodies)
+    observations = [step.observations for step in agent.memory.steps if getattr(step, "observations", None)]
+    assert observations[0] == WEATHER_RESULT  # the tool's output went back to the model
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+def test_smolagents_code_agent_gets_its_code_cut_at_the_closing_tag(
+    smolagents: ModuleType, encoding: HarmonyEncoding, stream: bool
+) -> None:
+    """The model writes on past its code and makes up an observation: the stop sequence ``</code>`` cuts it off."""
+    calls: list[str] = []
+    bodies: list[dict[str, Any]] = []
+    thought = "Thought: I will ask the weather tool and answer with what it says.\n"
+    answer = f"{thought}<code>\n{CODE}\n</code>\nObservation: it is sunny and 30 °C.<|return|>"
+    turn = f"<|channel|>analysis<|message|>Write the code.<|end|><|start|>assistant<|channel|>final<|message|>{answer}"
+    _, server = replay_server(encoding, turn, delay_s=0.002)
+    with server as running:
+        agent = smolagents.CodeAgent(
+            tools=[_smol_weather_tool(smolagents, calls)],
+            model=_smol_model(smolagents, running, bodies),
+            max_steps=2,
+            stream_outputs=stream,
+            verbosity_level=0,
+        )
+        result = agent.run(f"What's the weather in {CITY}?")
+    assert calls == [CITY] and result == WEATHER_RESULT
+    assert [body.get("stop") for body in bodies] == [[*SMOLAGENTS_STOPS, "</code>"]]
+    step = next(step for step in agent.memory.steps if getattr(step, "code_action", None))
+    assert step.model_output == f"{thought}<code>\n{CODE}\n</code>"  # the server's cut, and the tag smolagents adds
+    assert step.code_action == CODE

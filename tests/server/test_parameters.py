@@ -99,7 +99,7 @@ def test_harmless_values_are_accepted(encoding: HarmonyEncoding) -> None:
     ("extra", "param", "named"),
     [
         ({"background": True}, "background", "background"),
-        ({"include": ["reasoning.encrypted_content"]}, "include", "reasoning.encrypted_content"),
+        ({"include": ["file_search_call.results"]}, "include", "file_search_call.results"),
         ({"include": ["message.output_text.logprobs"]}, "include", "message.output_text.logprobs"),
         ({"top_logprobs": 2}, "logprobs", "logprobs"),
         ({"stream": "yes"}, "stream", "stream"),
