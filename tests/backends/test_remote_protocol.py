@@ -1,7 +1,8 @@
 """vLLM and SGLang at the protocol level: recorded answers (tests/data/engines) served on loopback.
 
-Neither engine runs without a GPU, so a small real HTTP server replays the request/response
-shapes their sources define (versions cited in the fixtures) and records what harmony-chat sends.
+A small real HTTP server replays the request/response shapes their sources define (versions cited
+in the fixtures) and records what harmony-chat sends, so these run in the default suite; the real
+vLLM (CPU) is the ``vllm`` tier (``tests/engines``), SGLang's CPU build is not on PyPI.
 """
 
 from __future__ import annotations

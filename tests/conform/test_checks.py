@@ -72,6 +72,7 @@ def test_reasoning_kept_only_under_a_deviating_name_still_fails_the_drop_rule(vl
 
 def test_reasoning_dropped_inside_a_tool_loop_fails_and_names_the_field_the_server_reads(vllm: dict[str, Any]) -> None:
     vllm["chat.cot.loop.reasoning"]["json"]["usage"]["prompt_tokens"] = 172
+    vllm["chat.cot.loop.reasoning_content"] = copy.deepcopy(vllm["chat.cot.loop.reasoning"])  # asked only then
     vllm["chat.cot.loop.reasoning_content"]["json"]["usage"]["prompt_tokens"] = 202
     status, why = _result(vllm, "chat.cot.kept")
     assert status is Status.FAIL
@@ -149,7 +150,9 @@ def test_no_call_is_inconclusive_but_a_call_written_as_text_fails(vllm: dict[str
     message = _message(vllm, "chat.tool")
     del message["tool_calls"]
     message["content"] = "I cannot check the weather."
-    assert _result(vllm, "chat.tools.call")[0] is Status.INCONCLUSIVE
+    vllm["chat.tool"]["json"]["choices"][0]["stop_reason"] = None  # it stopped on <|return|>, not <|call|>
+    status, why = _result(vllm, "chat.tools.call")
+    assert status is Status.INCONCLUSIVE and "--tool-call-parser openai" in why  # vLLM's system_fingerprint
     message["content"] = (
         '<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{"location":"Oslo"}'
     )
@@ -167,12 +170,18 @@ def test_a_preamble_that_is_also_reasoning_fails(vllm: dict[str, Any]) -> None:
 
 
 def test_effort_that_changes_nothing_fails_and_a_mixed_result_is_inconclusive(vllm: dict[str, Any]) -> None:
+    def tokens(level: str, sample: int) -> dict[str, Any]:  # vLLM counts them: usage wins over the text
+        details: dict[str, Any] = vllm[f"chat.effort.{level}.{sample}"]["json"]["usage"]["completion_tokens_details"]
+        return details
+
     for sample in (0, 1):  # high effort reasons exactly as long as low
         low = _message(vllm, f"chat.effort.low.{sample}")["reasoning"]
         _message(vllm, f"chat.effort.high.{sample}")["reasoning"] = low
+        tokens("high", sample)["reasoning_tokens"] = tokens("low", sample)["reasoning_tokens"]
     status, why = _result(vllm, "chat.effort", samples=2)
     assert status is Status.FAIL and "P(high > low) = 0.50" in why
     _message(vllm, "chat.effort.high.0")["reasoning"] = "A much longer look at 7 times 8, checked twice."
+    tokens("high", 0)["reasoning_tokens"], tokens("high", 1)["reasoning_tokens"] = 12, 2  # one longer, one shorter
     status, why = _result(vllm, "chat.effort", samples=2)
     assert status is Status.INCONCLUSIVE and "more --samples" in why
 
@@ -264,4 +273,4 @@ def test_deltas_without_a_done_event_fail(vllm: dict[str, Any]) -> None:
     events = vllm["responses.plain.stream"]["events"]
     vllm["responses.plain.stream"]["events"] = [e for e in events if e["type"] != "response.reasoning_text.done"]
     status, why = _result(vllm, "responses.reasoning.stream")
-    assert status is Status.FAIL and "11 deltas but no response.reasoning_text.done" in why
+    assert status is Status.FAIL and "14 deltas but no response.reasoning_text.done" in why

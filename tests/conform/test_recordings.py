@@ -1,7 +1,7 @@
 """The checks on the committed recordings: what each engine gets right and wrong, with the evidence.
 
-``serve-demo.json`` and ``llama-server.json`` were recorded live (``--record``); the vLLM, SGLang
-and Ollama ones were written from their source (``fixtures/README.md`` cites the files).
+``serve-demo.json``, ``llama-server.json`` and the two vLLM ones were recorded live (``--record``);
+the SGLang and Ollama ones were written from their source (``fixtures/README.md`` cites the files).
 """
 
 from __future__ import annotations
@@ -35,13 +35,32 @@ def test_llama_server_recording_fails_what_llama_cpp_does_its_own_way() -> None:
 
 
 def test_vllm_passes_all_but_exclude_and_continuing_without_a_store() -> None:
-    audit = replay("vllm")
+    audit = replay("vllm")  # vLLM 0.32.0 (CPU) started with --tool-call-parser openai --enable-auto-tool-choice
     found = statuses(audit)
     assert _only(found, FAIL) == {"chat.reasoning.exclude", "responses.continue"}
-    assert _only(found, INCONCLUSIVE) == {"chat.tools.preamble"}  # its call came with no preamble
+    assert set(found.values()) == {PASS, FAIL}
     assert "reasoning still came as message.reasoning" in evidence(audit, "chat.reasoning.exclude")
-    assert "HTTP 404 (Response with id 'resp_a1' not found.)" in evidence(audit, "responses.continue")
+    assert "HTTP 404 (Response with id 'resp_" in evidence(audit, "responses.continue")
     assert "101 = 101" in evidence(audit, "chat.cot.dropped") and "(+30)" in evidence(audit, "chat.cot.kept")
+    assert evidence(audit, "chat.effort").startswith("reasoning tokens:")  # usage.completion_tokens_details
+
+
+def test_vllm_without_the_tool_flags_drops_chat_tool_calls_and_conform_says_which_flags() -> None:
+    """With vLLM's default flags the model stops on <|call|>, the chat endpoint returns only the preamble."""
+    audit = replay("vllm-default-flags")
+    found = statuses(audit)
+    assert _only(found, FAIL) == {
+        "chat.reasoning.exclude",
+        "chat.tools.call",
+        "chat.tools.stream",
+        "responses.continue",
+    }
+    assert _only(found, INCONCLUSIVE) == {"chat.tools.result", "chat.tools.preamble"}
+    for check in ("chat.tools.call", "chat.tools.stream"):
+        why = evidence(audit, check)
+        assert "stopped on <|call|>, stop_reason 200012" in why, why
+        assert "start vLLM with `--tool-call-parser openai --enable-auto-tool-choice`" in why
+    assert found["responses.tools.call"] is PASS  # its Responses endpoint parses calls either way
 
 
 def test_sglang_names_reasoning_reasoning_content_and_sends_flat_errors() -> None:

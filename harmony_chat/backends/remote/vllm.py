@@ -17,6 +17,12 @@ completion/protocol.py`` (commit 002032ee) and ``completion/serving.py`` (commit
 - ``--api-key`` guards the ``/v1`` paths (401 ``{"error": "Unauthorized"}``); ``/health``,
   ``/version`` and ``/tokenize`` stay open. ``/tokenize`` takes ``prompt`` and
   ``add_special_tokens`` and answers ``{"count", "max_model_len", "tokens"}``.
+- With ``--skip-tokenizer-init`` (checked on vLLM 0.32.0, CPU) ``/tokenize`` answers 400 "Tokenizer
+  not available when `skip_tokenizer_init=True`" and structured outputs are refused ("Structured
+  outputs requires a tokenizer"), while completions on token ids work. A prompt id outside the
+  served model's vocabulary is not refused there: it kills the engine (``IndexError`` in the
+  embedding, then 500 ``EngineDeadError`` to every request), so the vocabulary is never probed
+  with ids; see :meth:`VllmBackend._check_vocabulary`.
 - Grammar: ``structured_outputs: {"json": schema}`` or ``{"choice": [...]}`` (older servers:
   ``guided_json``, ``guided_choice``); ``logit_bias`` (-100 .. 100 by token id) keeps special
   tokens out of JSON; ``ignore_eos`` keeps a benchmark's stream going.
@@ -26,6 +32,7 @@ completion/protocol.py`` (commit 002032ee) and ``completion/serving.py`` (commit
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
@@ -33,12 +40,15 @@ from typing import Any
 from harmony_chat.backends.base import SamplingParams
 from harmony_chat.backends.remote.engine import RemoteBackend, StreamState, constraint, require_int
 from harmony_chat.backends.remote.transport import EngineClient, error_message
-from harmony_chat.errors import EngineError
+from harmony_chat.errors import EngineError, ModelError
 from harmony_chat.harmony import tokens as tk
 
 TOKEN_IDS_SINCE = (0, 10, 2)
 """First vLLM release whose completions return ``token_ids``."""
 _TOKEN_ID = re.compile(r"token_id:(\d+)")
+TOKENIZER_SKIPPED = "Tokenizer not available"
+"""How vLLM's ``/tokenize`` begins its 400 answer when the server runs with ``--skip-tokenizer-init``."""
+log = logging.getLogger("harmony_chat.backends")
 
 
 def parse_version(text: str) -> tuple[int, ...]:
@@ -58,6 +68,10 @@ class VllmBackend(RemoteBackend):
         self.ids_via_logprobs = False
         """True on servers older than 0.10.2: ids are read from ``logprobs.tokens``."""
         self.version = ""
+        self.card: Mapping[str, Any] = {}
+        """The served model's entry in ``/v1/models``."""
+        self.vocabulary_note: str | None = None
+        """Set when the vocabulary could not be checked (``--skip-tokenizer-init``): what was trusted instead."""
 
     def _describe(self) -> tuple[str, int]:
         self.client.call("GET", "/health", doing="checking the server is ready")
@@ -76,8 +90,39 @@ class VllmBackend(RemoteBackend):
             card = cards[names.index(self.model_name)]
         else:
             raise EngineError(f"{self.client.label} does not serve {self.model_name!r}; it serves {', '.join(names)}")
+        self.card = card
         context = card.get("max_model_len")
         return self.model_name, context if isinstance(context, int) else 0
+
+    def _check_vocabulary(self, model: str) -> None:
+        """Check the tokenizer, or, when vLLM runs without one, trust a model whose name says gpt-oss.
+
+        Under ``--skip-tokenizer-init`` nothing on the server tells the vocabulary, and a probe with
+        harmony's ids would kill an engine serving a smaller vocabulary; so the model is taken for
+        gpt-oss only when its name or path says so, with :attr:`vocabulary_note` saying what was
+        trusted. Such a server also refuses grammars, so JSON schemas are left to the model.
+        """
+        try:
+            super()._check_vocabulary(model)
+            return
+        except EngineError as error:
+            if TOKENIZER_SKIPPED not in str(error):
+                raise
+        label = self.client.label
+        names = " ".join(str(self.card.get(key) or "") for key in ("id", "root")) + " " + model
+        if "gpt-oss" not in names.lower().replace("_", "-"):
+            raise ModelError(
+                f"{label} runs without a tokenizer (--skip-tokenizer-init), so harmony-chat cannot check that "
+                f"{model!r} uses harmony's o200k_harmony token ids, and neither its name nor its path says "
+                "gpt-oss; restart vLLM without --skip-tokenizer-init"
+            )
+        self.vocabulary_note = (
+            f"{label} runs without a tokenizer (--skip-tokenizer-init): the vocabulary was not checked; "
+            f"{model!r} is taken for gpt-oss (o200k_harmony) by its name, and JSON schemas are not enforced "
+            "(vLLM needs its tokenizer for grammars)"
+        )
+        self.supports_json_schema = False
+        log.warning("%s", self.vocabulary_note)
 
     def _tokenize(self, text: str) -> list[int]:
         return self._tokenize_with({"model": self.model_name, "prompt": text, "add_special_tokens": False})

@@ -14,6 +14,7 @@ from harmony_chat.conform.readers import (
     assemble_chat_stream,
     chat_finish,
     chat_message,
+    get,
     markup_in,
     output_items,
     output_text,
@@ -23,9 +24,14 @@ from harmony_chat.conform.readers import (
 )
 from harmony_chat.conform.result import Check, Outcome, Status
 from harmony_chat.conform.session import ProbeSession
+from harmony_chat.conform.transport import Reply
 
 TOOLS_DECLINED = Status.NOT_OFFERED
 """A server may be started without function calling (vLLM needs --enable-auto-tool-choice): not offered."""
+CALL_TOKEN = 200012
+"""``<|call|>``: vLLM's ``stop_reason`` when the model ended its message with a tool call."""
+VLLM_TOOL_FLAGS = "start vLLM with `--tool-call-parser openai --enable-auto-tool-choice`"
+"""What vLLM's chat endpoint needs to return gpt-oss's calls as ``tool_calls`` (0.32.0 drops them without)."""
 
 
 def call_problems(name: object, arguments: object, call_id: object, session: ProbeSession) -> list[str]:
@@ -53,13 +59,34 @@ def call_problems(name: object, arguments: object, call_id: object, session: Pro
     return problems
 
 
-def _no_call(content: str, reasoning: str) -> Outcome:
+def _replies(reply: Reply) -> list[Any]:
+    """The reply's JSON body, or each of its stream's events."""
+    return list(reply.events) if reply.events is not None else [reply.data]
+
+
+def stopped_on_call(reply: Reply) -> bool:
+    """Whether the server says the model stopped on ``<|call|>`` (vLLM's ``choices[0].stop_reason``)."""
+    return any(get(event, "choices", 0, "stop_reason") == CALL_TOKEN for event in _replies(reply))
+
+
+def from_vllm(reply: Reply) -> bool:
+    """Whether the reply names vLLM (its ``system_fingerprint`` is ``vllm-<version>-...``)."""
+    return any(text_of(get(event, "system_fingerprint")).startswith("vllm") for event in _replies(reply))
+
+
+def _no_call(content: str, reasoning: str, reply: Reply) -> Outcome:
     leaked = markup_in(content)
     if leaked:
         return Outcome.failed(f"no tool_calls; the call is in content as text ({', '.join(leaked)}): {quote(content)}")
     if markup_in(reasoning):
         return Outcome.failed(f"no tool_calls; harmony text is in the reasoning instead: {quote(reasoning)}")
-    return Outcome.inconclusive(f"the model answered without calling the tool: content {quote(content)}")
+    if stopped_on_call(reply):  # the model called; the server's chat parser dropped the call
+        return Outcome.failed(
+            f"the model called the tool (it stopped on <|call|>, stop_reason {CALL_TOKEN}) but no tool_calls came "
+            f"back, only content {quote(content)}: the server did not parse the call; {VLLM_TOOL_FLAGS}"
+        )
+    hint = f" (if vLLM never returns tool_calls, {VLLM_TOOL_FLAGS})" if from_vllm(reply) else ""
+    return Outcome.inconclusive(f"the model answered without calling the tool: content {quote(content)}{hint}")
 
 
 def chat_call(session: ProbeSession) -> Outcome:
@@ -72,7 +99,7 @@ def chat_call(session: ProbeSession) -> Outcome:
         return Outcome.failed(f"{reply.probe}: no choices[0].message in the reply")
     calls = [call for call in message.get("tool_calls") or [] if isinstance(call, Mapping)]
     if not calls:
-        return _no_call(text_of(message.get("content")), "".join(reasoning_by_field(message).values()))
+        return _no_call(text_of(message.get("content")), "".join(reasoning_by_field(message).values()), reply)
     call = calls[0]
     function = call.get("function")
     if not isinstance(function, Mapping):
@@ -96,7 +123,7 @@ def chat_call_streamed(session: ProbeSession) -> Outcome:
         return Outcome.failed(f"{reply.probe}: a stream was asked for, but one JSON body came back")
     stream = assemble_chat_stream(reply.events)
     if not stream.tool_calls:
-        return _no_call(stream.content, "".join(stream.reasoning.values()))
+        return _no_call(stream.content, "".join(stream.reasoning.values()), reply)
     call = stream.tool_calls[0]
     problems = call_problems(call["function"]["name"], call["function"]["arguments"], call["id"], session)
     if stream.finish_reason != "tool_calls":
@@ -151,7 +178,7 @@ def responses_call(session: ProbeSession) -> Outcome:
     if not calls:
         reasoning = "".join(text_of(part.get("text")) for item in items for part in item.get("content") or []
                             if item.get("type") == "reasoning" and isinstance(part, Mapping))  # fmt: skip
-        return _no_call(output_text(items), reasoning)
+        return _no_call(output_text(items), reasoning, reply)
     call = calls[0]
     problems = call_problems(call.get("name"), call.get("arguments"), call.get("call_id"), session)
     if problems:
