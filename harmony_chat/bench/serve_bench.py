@@ -27,17 +27,20 @@ import os
 import statistics
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from functools import lru_cache
 from typing import IO, Any
 
+import aiohttp
 import httpx
 
 from harmony_chat.backends.base import SamplingParams
+from harmony_chat.backends.remote.async_transport import DONE, SseSplitter
 from harmony_chat.backends.remote.engine import RemoteBackend, StreamState
 from harmony_chat.backends.remote.transport import parse_body
 from harmony_chat.bench.pairs import paired_ratio
+from harmony_chat.bench.process_cpu import CpuTime, tree_cpu
 from harmony_chat.errors import EngineError, HarmonyChatError
 from harmony_chat.harmony import tokens as tk
 from harmony_chat.server import SERVE_API_KEY_ENV
@@ -150,6 +153,28 @@ class SideFigures:
     """What the first stream that failed reported (None: none failed)."""
     rounds_tokens_per_s: tuple[float, ...] = ()
     """Each round's aggregate tokens per second, in the order they ran."""
+    cpu_us_per_token: CpuPerToken | None = None
+    """The side's own CPU per streamed token (None: not measurable, e.g. on another machine)."""
+
+
+@dataclass(frozen=True, slots=True)
+class CpuPerToken:
+    """A process's CPU per token it streamed, in microseconds."""
+
+    user_us: float
+    system_us: float
+
+    @property
+    def total_us(self) -> float:
+        """User and system together."""
+        return self.user_us + self.system_us
+
+    @staticmethod
+    def of(spent: CpuTime, tokens: int) -> CpuPerToken | None:
+        """``spent`` over ``tokens`` (None for no tokens)."""
+        if tokens <= 0:
+            return None
+        return CpuPerToken(round(spent.user_s / tokens * 1e6, 2), round(spent.system_s / tokens * 1e6, 2))
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,6 +233,10 @@ class BenchTarget:
     max_tokens: int
     seed: int
     engine: RemoteBackend | None = None
+    serve_cpu: Callable[[], CpuTime | None] | None = None
+    """``serve``'s CPU time so far, all its processes (None: not on this machine)."""
+    engine_cpu: Callable[[], CpuTime | None] | None = None
+    """The engine's CPU time so far, where it reports it (``bench --fake-engine``'s ``/stats``)."""
 
 
 def _percentile(values: Sequence[float], fraction: float) -> float:
@@ -218,8 +247,10 @@ def _percentile(values: Sequence[float], fraction: float) -> float:
     return ordered[max(0, math.ceil(fraction * len(ordered)) - 1)]
 
 
-def summarize(rounds: Sequence[RoundResult], prompt_tokens: int | None = None) -> SideFigures:
-    """One side's figures over its rounds."""
+def summarize(
+    rounds: Sequence[RoundResult], prompt_tokens: int | None = None, cpu: CpuPerToken | None = None
+) -> SideFigures:
+    """One side's figures over its rounds (``cpu``: its CPU per token over them, when measured)."""
     streams = [stream for result in rounds for stream in result.streams]
     firsts = [stream.ttft_s for stream in streams if stream.ttft_s is not None]
     speeds = [result.tokens_per_s for result in rounds] or [0.0]
@@ -234,6 +265,7 @@ def summarize(rounds: Sequence[RoundResult], prompt_tokens: int | None = None) -
         prompt_tokens=prompt_tokens,
         first_error=next((stream.error for stream in streams if stream.error is not None), None),
         rounds_tokens_per_s=tuple(result.tokens_per_s for result in rounds),
+        cpu_us_per_token=cpu,
     )
 
 
@@ -249,7 +281,7 @@ def _answer_text(chunk: dict[str, Any]) -> bool:
 
 
 async def serve_stream(
-    client: httpx.AsyncClient, target: BenchTarget, index: int, started: float
+    client: aiohttp.ClientSession, target: BenchTarget, index: int, started: float
 ) -> tuple[StreamResult, int | None]:
     """Stream one chat completion through ``serve``; return its result and its prompt's token count."""
     body = {
@@ -267,22 +299,24 @@ async def serve_stream(
     usage: dict[str, Any] | None = None
     try:
         url = target.serve_url + "/v1/chat/completions"
-        async with client.stream("POST", url, json=body, headers=target.serve_headers) as response:
-            if response.status_code >= 400:
-                detail = parse_body(await response.aread())
-                return StreamResult(0, None, None, f"HTTP {response.status_code}: {str(detail)[:200]}"), None
-            async for line in response.aiter_lines():
-                if not line.startswith("data:") or line == "data: [DONE]":
-                    continue
-                chunk = json.loads(line[5:])
-                if isinstance(chunk.get("usage"), dict):
-                    usage = chunk["usage"]
-                elif _answer_text(chunk):
-                    last = time.perf_counter() - started
-                    first = last if first is None else first
-                elif "error" in chunk:
-                    return StreamResult(0, first, last, f"serve reported: {str(chunk['error'])[:200]}"), None
-    except (httpx.HTTPError, ValueError) as error:
+        async with client.post(url, json=body, headers=target.serve_headers) as response:
+            if response.status >= 400:
+                detail = parse_body(await response.read())
+                return StreamResult(0, None, None, f"HTTP {response.status}: {str(detail)[:200]}"), None
+            splitter = SseSplitter()
+            async for data in response.content.iter_any():
+                for payload in splitter.feed(data):
+                    if payload == DONE:
+                        continue
+                    chunk = json.loads(payload)
+                    if isinstance(chunk.get("usage"), dict):
+                        usage = chunk["usage"]
+                    elif _answer_text(chunk):
+                        last = time.perf_counter() - started
+                        first = last if first is None else first
+                    elif "error" in chunk:
+                        return StreamResult(0, first, last, f"serve reported: {str(chunk['error'])[:200]}"), None
+    except (aiohttp.ClientError, TimeoutError, ValueError) as error:
         return StreamResult(0, first, last, f"{type(error).__name__}: {error}"), None
     if usage is None:
         return StreamResult(0, first, last, "the stream ended without its usage chunk"), None
@@ -295,7 +329,7 @@ async def serve_stream(
 
 
 async def engine_stream(
-    client: httpx.AsyncClient, backend: RemoteBackend, prompt: list[int], sampling: SamplingParams, started: float
+    client: aiohttp.ClientSession, backend: RemoteBackend, prompt: list[int], sampling: SamplingParams, started: float
 ) -> StreamResult:
     """Send the request ``serve`` would send for ``prompt`` to the engine and count the ids as they come."""
     path, body = backend.build_request(prompt, sampling, tk.GENERATION_STOPS)
@@ -306,23 +340,27 @@ async def engine_stream(
     last: float | None = None
     try:
         url = backend.client.url + path
-        async with client.stream("POST", url, json=body, headers=backend.client.auth_headers()) as response:
-            if response.status_code >= 400:
-                detail = parse_body(await response.aread())
-                return StreamResult(0, None, None, f"HTTP {response.status_code}: {str(detail)[:200]}")
-            async for line in response.aiter_lines():
-                if not line.startswith("data:") or line.strip() == "data: [DONE]":
-                    continue
-                new = backend.parse_event(json.loads(line[5:]), state)
-                if not new:
-                    continue
-                last = time.perf_counter() - started
-                count += len(new)
-                for token in new:
-                    if in_answer and first is None:
-                        first = last
-                    in_answer = in_answer or token == tk.MESSAGE
-    except (httpx.HTTPError, ValueError, EngineError) as error:
+        async with client.post(url, json=body, headers=backend.client.auth_headers()) as response:
+            if response.status >= 400:
+                detail = parse_body(await response.read())
+                return StreamResult(0, None, None, f"HTTP {response.status}: {str(detail)[:200]}")
+            splitter = SseSplitter()
+            async for data in response.content.iter_any():
+                arrived: float | None = None
+                for payload in splitter.feed(data):
+                    if payload == DONE:
+                        continue
+                    new = backend.parse_event(json.loads(payload), state)
+                    if not new:
+                        continue
+                    arrived = arrived or time.perf_counter() - started
+                    last = arrived
+                    count += len(new)
+                    for token in new:
+                        if in_answer and first is None:
+                            first = last
+                        in_answer = in_answer or token == tk.MESSAGE
+    except (aiohttp.ClientError, TimeoutError, ValueError, EngineError) as error:
         return StreamResult(count, first, last, f"{type(error).__name__}: {error}")
     if not state.done and count < sampling.max_tokens:
         return StreamResult(count, first, last, "the stream ended early")
@@ -341,7 +379,7 @@ def _engine_prompt(index: int, max_tokens: int) -> list[int]:
 
 
 async def _round(
-    client: httpx.AsyncClient, target: BenchTarget, side: str, concurrency: int
+    client: aiohttp.ClientSession, target: BenchTarget, side: str, concurrency: int
 ) -> tuple[RoundResult, int | None]:
     """One round of ``concurrency`` streams at once on ``side`` (``serve`` or ``engine``)."""
     started = time.perf_counter()
@@ -367,20 +405,53 @@ async def _round(
     return RoundResult(tuple(streams)), len(prompts[0])
 
 
-async def _level(client: httpx.AsyncClient, target: BenchTarget, concurrency: int, runs: int) -> LevelResult:
+class _CpuTally:
+    """CPU spent and tokens streamed over a side's rounds."""
+
+    def __init__(self, probe: Callable[[], CpuTime | None] | None) -> None:
+        self.probe = probe
+        self.spent = CpuTime()
+        self.tokens = 0
+        self.failed = probe is None
+
+    def before(self) -> CpuTime | None:
+        return None if self.failed or self.probe is None else self.probe()
+
+    def after(self, start: CpuTime | None, tokens: int) -> None:
+        end = None if start is None or self.probe is None else self.probe()
+        if start is None or end is None:
+            self.failed = True
+            return
+        self.spent = self.spent + (end - start)
+        self.tokens += tokens
+
+    @property
+    def per_token(self) -> CpuPerToken | None:
+        return None if self.failed else CpuPerToken.of(self.spent, self.tokens)
+
+
+async def _level(client: aiohttp.ClientSession, target: BenchTarget, concurrency: int, runs: int) -> LevelResult:
     """Warm both sides up, then alternate their rounds (engine first in even rounds, ``serve`` first in odd)."""
     sides = ["engine", "serve"] if target.engine is not None else ["serve"]
     for side in sides:  # warm-up: connections open, prompts in the prefix caches
         await _round(client, target, side, concurrency)
     rounds: dict[str, list[RoundResult]] = {side: [] for side in sides}
     prompts: dict[str, int | None] = {}
+    cpu = {"serve": _CpuTally(target.serve_cpu), "engine": _CpuTally(target.engine_cpu)}
     for number in range(runs):
         for side in sides if number % 2 == 0 else list(reversed(sides)):
+            tally = cpu[side]
+            start = tally.before()
             result, prompt = await _round(client, target, side, concurrency)
+            tally.after(start, result.tokens)
             rounds[side].append(result)
             prompts[side] = prompt
-    engine = summarize(rounds["engine"], prompts.get("engine")) if target.engine is not None else None
-    return LevelResult(concurrency, summarize(rounds["serve"], prompts.get("serve")), engine)
+    engine = (
+        summarize(rounds["engine"], prompts.get("engine"), cpu["engine"].per_token)
+        if target.engine is not None
+        else None
+    )
+    return LevelResult(concurrency, summarize(rounds["serve"], prompts.get("serve"), cpu["serve"].per_token), engine)
 
 
 def _serve_base(url: str) -> str:
@@ -408,6 +479,40 @@ def _served_model(url: str, headers: dict[str, str]) -> str:
             f"(give serve's key in ${SERVE_API_KEY_ENV} if it has one)"
         )
     return str(data[0].get("id"))
+
+
+def _serve_cpu_probe(url: str) -> Callable[[], CpuTime | None] | None:
+    """Read ``serve``'s CPU time (its workers included), when it runs on this machine (its registry entry)."""
+    from urllib.parse import urlsplit
+
+    from harmony_chat.server.registry import running_servers
+
+    port = urlsplit(url).port
+    matches = [server.pid for server in running_servers() if server.port == port]
+    if len(matches) != 1:
+        return None
+    pid = matches[0]
+    return lambda: tree_cpu(pid)
+
+
+def _engine_cpu_probe(engine: RemoteBackend | None) -> Callable[[], CpuTime | None] | None:
+    """Read the engine's own CPU time from its ``/stats`` (``bench --fake-engine`` reports it; real engines do not)."""
+    if engine is None:
+        return None
+
+    def probe() -> CpuTime | None:
+        try:
+            status, body = engine.client.probe("/stats", timeout=5.0)
+        except EngineError:
+            return None
+        if status != 200 or not isinstance(body, dict):
+            return None
+        user, system = body.get("cpu_user_s"), body.get("cpu_system_s")
+        if not isinstance(user, int | float) or not isinstance(system, int | float):
+            return None
+        return CpuTime(float(user), float(system))
+
+    return probe if probe() is not None else None
 
 
 def run_serve_bench(
@@ -439,12 +544,21 @@ def run_serve_bench(
     base = _serve_base(serve_url)
     key = serve_api_key or os.environ.get(SERVE_API_KEY_ENV) or None
     headers = {"Authorization": f"Bearer {key}"} if key else {}
-    target = BenchTarget(base, _served_model(base, headers), headers, max_tokens, seed, engine)
+    target = BenchTarget(
+        base,
+        _served_model(base, headers),
+        headers,
+        max_tokens,
+        seed,
+        engine,
+        serve_cpu=_serve_cpu_probe(base),
+        engine_cpu=_engine_cpu_probe(engine),
+    )
 
     async def measure() -> list[LevelResult]:
-        most = max(concurrency, default=1)
-        limits = httpx.Limits(max_connections=2 * most, max_keepalive_connections=2 * most)
-        async with httpx.AsyncClient(timeout=TIMEOUT_S, limits=limits, trust_env=False) as client:
+        timeout = aiohttp.ClientTimeout(total=None, sock_read=TIMEOUT_S, sock_connect=30)
+        connector = aiohttp.TCPConnector(limit=0)
+        async with aiohttp.ClientSession(timeout=timeout, connector=connector, trust_env=False) as client:
             return [await _level(client, target, level, runs) for level in concurrency]
 
     levels = asyncio.run(measure())
@@ -481,6 +595,7 @@ def print_serve_report(report: ServeBenchReport, out: IO[str], as_json: bool) ->
         "first token p50",
         "p95",
         "tokens/stream",
+        "CPU/token",
         "errors",
     )
     for column in columns:
@@ -501,11 +616,13 @@ def print_serve_report(report: ServeBenchReport, out: IO[str], as_json: bool) ->
                 f"{figures.ttft_median_s * 1000:.0f} ms",
                 f"{figures.ttft_p95_s * 1000:.0f} ms",
                 f"{figures.tokens_per_stream:.0f}",
+                _cpu_text(figures.cpu_us_per_token),
                 str(figures.errors),
             )
     table.caption = (
         f"medians of {report.runs} rounds per side, alternating (rounds: the slowest and fastest); serve / engine: "
-        "the median of each round's ratio to the engine's round beside it; first token: the first after the header"
+        "the median of each round's ratio to the engine's round beside it; first token: the first after the header; "
+        "CPU/token: the side's own processes, user + system (serve when it runs here; the engine when it reports it)"
     )
     console = Console(file=out, width=120)
     console.print(table)
@@ -515,6 +632,10 @@ def print_serve_report(report: ServeBenchReport, out: IO[str], as_json: bool) ->
             if failed is not None and failed.first_error is not None:
                 line = f"{level.concurrency} streams, {name}: {failed.errors} failed; the first: {failed.first_error}"
                 console.print(Text(visible(line)))  # what a server said: text, never markup
+
+
+def _cpu_text(cpu: CpuPerToken | None) -> str:
+    return "" if cpu is None else f"{cpu.user_us:.0f}+{cpu.system_us:.0f} us"
 
 
 def bench_serve(

@@ -82,6 +82,20 @@ def bench(
     concurrency: Annotated[
         str, typer.Option("--concurrency", metavar="LIST", help="With --serve: streams at once, e.g. 1,4,16.")
     ] = "1,4,16",
+    fake_engine: Annotated[
+        bool,
+        typer.Option("--fake-engine", help="Run a synthetic vLLM on 127.0.0.1 for --serve benchmarks (until Ctrl+C)."),
+    ] = False,
+    port: Annotated[int, typer.Option("--port", min=0, max=65535, help="With --fake-engine: its port.")] = 8100,
+    rate: Annotated[
+        float, typer.Option("--rate", min=1.0, max=100000.0, help="With --fake-engine: tokens/s per stream.")
+    ] = 200.0,
+    tokens_per_event: Annotated[
+        int, typer.Option("--tokens-per-event", min=1, max=64, help="With --fake-engine: token ids per event.")
+    ] = 1,
+    ttft_ms: Annotated[
+        float, typer.Option("--ttft-ms", min=0.0, max=60000.0, help="With --fake-engine: ms to the first token.")
+    ] = 15.0,
     tui: Annotated[bool, typer.Option("--tui", help="Benchmark the chat app under load (no model needed).")] = False,
     tui_tokens: Annotated[
         int,
@@ -122,8 +136,15 @@ def bench(
     """Measure the model and every layer harmony-chat adds on top of it (--tui: the chat app)."""
     if model is not None and tiny:
         raise typer.BadParameter("give --model PATH or --tiny, not both")
+    if fake_engine:
+        from harmony_chat.bench.fake_engine import FakeEngineSettings, run_fake_engine
+
+        run_fake_engine(FakeEngineSettings(rate, tokens_per_event, ttft_ms / 1000), port)
+        return
     if model is None and not tiny and url is None and not tui and serve_url is None:
-        raise typer.BadParameter("give --model PATH, --tiny, --url URL, --serve URL, --tui, or several")
+        raise typer.BadParameter(
+            "give --model PATH, --tiny, --url URL, --serve URL, --tui, or several (or --fake-engine alone)"
+        )
     if tiny:
         from harmony_chat.bench.tiny_model import tiny_model_path
 
