@@ -10,17 +10,30 @@ this server; a remote engine's own key (``--url``) comes from the config file or
 from __future__ import annotations
 
 import sys
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from harmony_chat.cli.options import SERVE, Overrides, chat_flags
 from harmony_chat.cli.root import app
 from harmony_chat.server import SERVE_API_KEY_ENV
-from harmony_chat.server.backend_pool import MAX_PARALLEL, ParallelError
+from harmony_chat.server.backend_pool import DEFAULT_ENGINE_PARALLEL, MAX_PARALLEL, ParallelError
 from harmony_chat.server.connections import DEFAULT_HEADER_TIMEOUT_S, DEFAULT_MAX_CONNECTIONS
 from harmony_chat.server.response_store import DEFAULT_STORE_LIMITS
+from harmony_chat.server.workers import (
+    AUTO_WORKERS_CAP,
+    MAX_WORKERS,
+    Supervisor,
+    WorkersError,
+    WorkerSpec,
+    default_workers,
+)
 from harmony_chat.text_safety import visible
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from harmony_chat.backends.base import ModelBackend
 
 MAX_QUEUE = 10_000
 """The most requests ``--max-queue`` lets wait (each holds a connection open while it waits)."""
@@ -51,6 +64,17 @@ def serve(
             max=MAX_PARALLEL,
             help="Generations at once on a serving engine (--url); default: its slots (llama-server), 16 (vLLM, "
             "SGLang). The in-process model runs one at a time.",
+        ),
+    ] = None,
+    workers: Annotated[
+        int | None,
+        typer.Option(
+            "--workers",
+            metavar="N",
+            min=1,
+            max=MAX_WORKERS,
+            help="Processes serving on the port, each with --parallel places (vLLM, SGLang); default: one per "
+            f"core up to {AUTO_WORKERS_CAP} there, 1 for llama-server and the in-process model.",
         ),
     ] = None,
     allow_host: Annotated[
@@ -104,6 +128,11 @@ def serve(
             "--parallel needs a serving engine (--url): the in-process model runs one generation at a time; "
             "serve the GGUF with llama-server --parallel N and point --url at it"
         )
+    if workers is not None and workers > 1 and options.settings.model.url is None:
+        raise WorkersError(
+            f"--workers {workers}: the in-process model runs in one worker (it has one context); several "
+            "workers serve a vLLM or SGLang engine (--url)"
+        )
     limits = ServerLimits(
         max_queue=max_queue,
         parallel=parallel,
@@ -118,6 +147,24 @@ def serve(
     )
     limits.max_connections, limits.backlog = fit_connections(limits.max_connections, limits.backlog)
     loaded = load_model(options, lambda step: print(visible(f"{step}..."), file=sys.stderr))
+    count = _worker_count(workers, loaded.backend, limits.store_path)
+    if count > 1:
+        _serve_in_workers(
+            WorkerSpec(
+                options,
+                name,
+                host,
+                port,
+                api_key,
+                limits,
+                tuple(allow_host or ()),
+                parallel or DEFAULT_ENGINE_PARALLEL,
+            ),
+            count,
+            name or loaded.info.name,
+            loaded.backend,
+        )
+        return
     with (
         ServedModel(
             loaded.backend,
@@ -146,3 +193,50 @@ def serve(
             pool=pool,
             sock=sock,
         )
+
+
+def _worker_count(asked: int | None, backend: ModelBackend, store_path: Path | None) -> int:
+    """How many workers serve (``--workers``, else the default for the backend).
+
+    Raises:
+        WorkersError: more than one asked for where the backend or an in-memory store allows one.
+    """
+    from harmony_chat.backends.remote.sglang import SglangBackend
+    from harmony_chat.backends.remote.vllm import VllmBackend
+
+    splittable = isinstance(backend, VllmBackend | SglangBackend)
+    count = asked or default_workers(splittable)
+    if count > 1 and not splittable:
+        raise WorkersError(
+            f"--workers {count}: {backend.name} runs in one worker (llama-server pins each generation to a slot "
+            "of its own, the in-process model has one context); vLLM and SGLang can be served by several"
+        )
+    if count > 1 and store_path is None:
+        if asked:
+            raise WorkersError(f"--workers {count}: an in-memory store (:memory:) cannot be shared; give a file")
+        return 1
+    return count
+
+
+def _serve_in_workers(spec: WorkerSpec, count: int, model: str, backend: ModelBackend) -> None:
+    """Bind, make the store's schema once, list the server, and run ``count`` workers until stopped."""
+    from harmony_chat.server.listening import listen
+    from harmony_chat.server.registry import register, unregister
+    from harmony_chat.server.response_store import ServerStore
+
+    backend.close()  # each worker connects on its own
+    limits = spec.limits
+    ServerStore(limits.store_path, limits=limits.store_limits).close()  # the schema, made once before they share it
+    with listen(spec.host, spec.port, limits.backlog) as sock:
+        registration = register(spec.host, spec.port, model, api_key=bool(spec.api_key), workers=count)
+        print(
+            visible(
+                f"serving {model} at http://{spec.host}:{spec.port}/v1 in {count} workers, up to {spec.parallel} "
+                "generations at once each (the engine schedules them); Ctrl+C stops"
+            ),
+            file=sys.stderr,
+        )
+        try:
+            Supervisor(spec, count, sock).run()
+        finally:
+            unregister(registration)

@@ -117,6 +117,8 @@ class ServerLimits:
     """Seconds a connection may take to send a request's headers."""
     backlog: int = DEFAULT_BACKLOG
     """Connections the kernel may queue before they are accepted."""
+    workers: int = 1
+    """Processes serving on the same socket (``--workers``); each has its own places on the model."""
 
 
 class ApiServerState:
@@ -378,7 +380,8 @@ async def health(request: Request) -> Response:
 
     ``parallel`` is how many generations run at once and ``parallel_reason`` why (the engine's
     slots, ``--parallel``, or the in-process model's one context); ``generating`` how many run
-    now, ``busy`` whether all places are taken, ``waiting`` the line.
+    now, ``busy`` whether all places are taken, ``waiting`` the line. With ``workers`` above 1
+    these are the figures of the worker that answered (each has its share of the places).
     """
     state = _state(request)
     if not has_api_key(request, state.limits.api_key):
@@ -393,6 +396,7 @@ async def health(request: Request) -> Response:
             "generating": gate.running,
             "parallel": gate.capacity,
             "parallel_reason": state.pool.reason,
+            "workers": state.limits.workers,
         }
     )
 
@@ -474,10 +478,12 @@ def run_server(
     allow_hosts: tuple[str, ...] = (),
     pool: BackendPool | None = None,
     sock: socket.socket | None = None,
+    register: bool = True,
 ) -> None:
     """Serve until interrupted (the ``serve`` command), listed in the registry of running servers meanwhile.
 
-    ``sock`` is the socket :func:`~harmony_chat.server.listening.listen` bound (None: bound here).
+    ``sock`` is the socket :func:`~harmony_chat.server.listening.listen` bound (None: bound here);
+    ``register`` False leaves the registry to the caller (a worker of ``--workers``: its parent is listed).
 
     ``allow_hosts`` are the host names clients may use beside the loopback ones (see
     :func:`~harmony_chat.server.guard.host_rule`); ``pool`` the handles generations run on
@@ -501,7 +507,7 @@ def run_server(
         app, host, port, limits, log_level="info", log_config=serve_log_config(), timeout_graceful_shutdown=5
     )
     quiet_repeats()
-    server = RegisteringServer(config, model=served.name, api_key=bool(api_key))
+    server = RegisteringServer(config, model=served.name, api_key=bool(api_key), register=register)
     bound = sock or listen(host, port, limits.backlog)
     try:
         server.run(sockets=[bound])

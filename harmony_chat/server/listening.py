@@ -49,12 +49,20 @@ class RegisteringServer(uvicorn.Server):
         model: the model name the server answers to.
         api_key: whether clients must send a key.
         directory: the registry folder (None: the user's).
+        register: False: listed by its caller instead (a worker of ``--workers``).
     """
 
     def __init__(
-        self, config: uvicorn.Config, *, model: str, api_key: bool = False, directory: Path | None = None
+        self,
+        config: uvicorn.Config,
+        *,
+        model: str,
+        api_key: bool = False,
+        directory: Path | None = None,
+        register: bool = True,
     ) -> None:
         super().__init__(config)
+        self.register = register
         self.model = model
         self.api_key = api_key
         self.directory = directory
@@ -73,7 +81,7 @@ class RegisteringServer(uvicorn.Server):
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
         """Start listening, then register."""
         await super().startup(sockets)
-        if self.started:
+        if self.started and self.register:
             self.registration = register(
                 self.config.host, self.bound_port(), self.model, api_key=self.api_key, directory=self.directory
             )

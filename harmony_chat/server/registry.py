@@ -41,6 +41,8 @@ class RegisteredServer:
     """When it started listening (seconds since the epoch)."""
     api_key: bool = False
     """Whether clients must send a key."""
+    workers: int = 1
+    """Processes serving on its port (``--workers``; their parent is the one listed)."""
 
     @property
     def url(self) -> str:
@@ -51,13 +53,15 @@ class RegisteredServer:
         return f"http://{host}:{self.port}/v1"
 
 
-def register(host: str, port: int, model: str, *, api_key: bool = False, directory: Path | None = None) -> Path | None:
+def register(
+    host: str, port: int, model: str, *, api_key: bool = False, workers: int = 1, directory: Path | None = None
+) -> Path | None:
     """Record this process as a running server; return its file (None when it could not be written).
 
     The file is written whole (a temporary file renamed), so a reader never sees half of it. A
     registry that cannot be written only makes the server invisible to the TUI: it never stops it.
     """
-    entry = RegisteredServer(os.getpid(), host, port, model, time.time(), api_key)
+    entry = RegisteredServer(os.getpid(), host, port, model, time.time(), api_key, workers)
     folder = directory or servers_dir()
     path = folder / f"{entry.pid}.json"
     partial = folder / f".{entry.pid}.json.partial"
@@ -107,6 +111,7 @@ def _read(path: Path) -> RegisteredServer | None:
             model=str(data["model"]),
             started=float(data["started"]),
             api_key=bool(data.get("api_key", False)),
+            workers=max(1, int(data.get("workers", 1))),
         )
     except (OSError, ValueError, TypeError, KeyError, AttributeError):
         return None
