@@ -15,6 +15,7 @@ import time
 from collections.abc import Iterator
 
 import pytest
+from openai_harmony import HarmonyEncoding
 
 from harmony_chat.backends.base import SamplingParams
 from harmony_chat.backends.remote import RemoteBackend, create_remote_backend
@@ -78,9 +79,9 @@ def connect(running: Running) -> RemoteBackend:
     return backend
 
 
-def test_harmony_chats_vllm_backend_runs_a_whole_turn_on_it(fast_engine: Running, encoding: object) -> None:
+def test_harmony_chats_vllm_backend_runs_a_whole_turn_on_it(fast_engine: Running, encoding: HarmonyEncoding) -> None:
     backend = connect(fast_engine)
-    session = ChatSession(encoding)  # type: ignore[arg-type]
+    session = ChatSession(encoding)
     session.add_user("Tell me a story.")
     events = list(run_turn(session, backend, TurnOptions(sampling=SamplingParams(max_tokens=120))))
     final = "".join(e.text for e in events if isinstance(e, ContentDelta) and e.channel == "final")
