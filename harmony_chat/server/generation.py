@@ -198,7 +198,8 @@ class TurnRun:
                 hold = text_sent_at + FLUSH_S - loop.time()
                 if hold > 0:
                     with contextlib.suppress(TimeoutError):
-                        await asyncio.wait_for(urgent.wait(), hold)  # the end or a new message cuts it short
+                        async with asyncio.timeout(hold):  # no task per wait, unlike wait_for
+                            await urgent.wait()  # the end or a new message cuts it short
             with lock:
                 items = pending[:]
                 pending.clear()

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -233,3 +235,31 @@ def test_sse_multi_line_data_and_other_fields() -> None:
     assert splitter.feed(b'event: x\nid: 3\ndata: {"a":\ndata:1}\n\nretry: 5\n\n') == [b'{"a":\n1}']
     assert splitter.feed(b"data: {}") == []
     assert splitter.finish() == [b"{}"]  # the stream ended without the blank line
+
+
+def test_an_engine_that_stops_sending_mid_answer_times_out_and_its_connection_closes(
+    serve: Any, encoding: HarmonyEncoding
+) -> None:
+    """The headers came, then nothing: the session's watch gives up after the client's timeout."""
+    fake = serve("vllm", "held")
+    backend = create_remote_backend(fake.url, "vllm", timeout=1.0)
+    backend.load()
+    started = time.monotonic()
+    got = asyncio.run(on_loop(backend, prompt(encoding), SAMPLING))
+    assert got[0] == [] and got[1] is not None and got[1].startswith("EngineTimeoutError:")
+    assert "did not answer within 1 s while streaming the answer" in got[1]
+    assert time.monotonic() - started < 10  # long before the engine's 30 s hold ends
+    assert fake.disconnected.wait(10)
+
+
+def test_an_engine_that_never_answers_the_request_times_out() -> None:
+    """No headers at all (a server that accepts and says nothing): the request's own timer."""
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        url = f"http://127.0.0.1:{silent.getsockname()[1]}"
+        backend = create_remote_backend(url, "vllm", timeout=0.5)
+        backend.model_name = "m"  # not loaded: nothing to ask a silent server
+        got = asyncio.run(on_loop(backend, [1, 2, 3], SAMPLING))
+    assert got[0] == [] and got[1] is not None
+    assert got[1].startswith("EngineTimeoutError:") and "while waiting for the answer" in got[1]

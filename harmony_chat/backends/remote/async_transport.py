@@ -69,6 +69,9 @@ class AsyncEngineSession:
         self._client = client
         self._session: aiohttp.ClientSession | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._waiting: dict[_Stream, None] = {}
+        """The open streams, for the watch."""
+        self._watch: asyncio.Task[None] | None = None
 
     def session(self) -> aiohttp.ClientSession:
         """The session of the running loop (a new one when the loop changed, the old one dropped)."""
@@ -76,7 +79,8 @@ class AsyncEngineSession:
         if self._session is None or self._loop is not loop or self._session.closed:
             client = self._client
             connector = aiohttp.TCPConnector(limit=POOL_LIMIT, ssl=client.tls_context)
-            timeout = aiohttp.ClientTimeout(total=None, connect=client.connect_timeout, sock_read=client.timeout)
+            # no per-read timer (one per event costs more than the rest of the read): the watch below
+            timeout = aiohttp.ClientTimeout(total=None, connect=client.connect_timeout)
             self._session = aiohttp.ClientSession(
                 base_url=client.url + "/",
                 connector=connector,
@@ -98,42 +102,87 @@ class AsyncEngineSession:
         """POST ``body`` to ``path`` and yield the JSON events of each read with its arrival time.
 
         Ends after ``[DONE]`` or when the engine closes the stream; closing the generator early
-        closes the connection.
+        closes the connection. An engine that sends nothing for the client's ``timeout`` (no
+        headers, no next event) is given up on (the headers under a timer, the events by the
+        session's watch: a timer per read would cost more than the rest of the read).
 
         Raises:
-            EngineError: the request failed, the stream broke or an event is not a JSON object.
+            EngineError: the request failed, the stream broke, timed out, or an event is not a JSON object.
         """
         client = self._client
         label = client.label
         try:
-            async with self.session().post(path.lstrip("/"), json=body) as response:
-                if response.status >= 400:
-                    raise client.status_error(response.status, parse_body(await response.read()), "generating")
-                splitter = SseSplitter()
-                async for chunk in response.content.iter_any():
-                    arrived = time.perf_counter()
-                    batch: list[dict[str, Any]] = []
-                    for payload in splitter.feed(chunk):
-                        if payload == DONE:
-                            if batch:
-                                yield batch, arrived
-                            return
-                        batch.append(_event(payload, label))
-                    if batch:
-                        yield batch, arrived
-                tail = [_event(payload, label) for payload in splitter.finish() if payload != DONE]
-                if tail:
-                    yield tail, time.perf_counter()
-        except EngineError:
-            raise
-        except TimeoutError:
-            raise client.timeout_error("streaming the answer") from None
+            async with asyncio.timeout(client.timeout):  # the engine may take a while over a long prompt: not forever
+                response = await self.session().post(path.lstrip("/"), json=body)
         except aiohttp.ClientConnectorError as error:
             raise client.unreachable_error(str(error)) from None
-        except (aiohttp.ClientPayloadError, aiohttp.ServerDisconnectedError, aiohttp.ClientOSError, OSError):
-            raise client.broken_error("streaming the answer") from None
+        except TimeoutError:
+            raise client.timeout_error("waiting for the answer") from None
         except aiohttp.ClientError as error:
+            raise client.broken_error(f"sending the request ({client.scrub(str(error))})") from None
+        stream = _Stream(response)
+        self._watching(stream)
+        try:
+            if response.status >= 400:
+                raise client.status_error(response.status, parse_body(await response.read()), "generating")
+            splitter = SseSplitter()
+            content = response.content
+            while chunk := await content.readany():
+                arrived = stream.last = time.perf_counter()
+                batch: list[dict[str, Any]] = []
+                for payload in splitter.feed(chunk):
+                    if payload == DONE:
+                        if batch:
+                            yield batch, arrived
+                        return
+                    batch.append(_event(payload, label))
+                if batch:
+                    yield batch, arrived
+            if stream.timed_out:
+                raise TimeoutError
+            tail = [_event(payload, label) for payload in splitter.finish() if payload != DONE]
+            if tail:
+                yield tail, time.perf_counter()
+        except EngineError:
+            raise
+        except (TimeoutError, aiohttp.ClientError, OSError) as error:
+            if stream.timed_out or isinstance(error, TimeoutError):
+                raise client.timeout_error("streaming the answer") from None
+            if isinstance(error, aiohttp.ClientPayloadError | aiohttp.ServerDisconnectedError | OSError):
+                raise client.broken_error("streaming the answer") from None
             raise EngineError(f"{label} failed while streaming the answer: {client.scrub(str(error))}") from None
+        finally:
+            self._waiting.pop(stream, None)
+            response.release()  # the connection goes back to the pool, or is closed when the answer was cut short
+
+    def _watching(self, stream: _Stream) -> None:
+        """Watch ``stream`` (the watch starts with the first stream, ends when none is left)."""
+        self._waiting[stream] = None
+        if self._watch is None or self._watch.done():
+            self._watch = asyncio.get_running_loop().create_task(self._watch_streams())
+
+    async def _watch_streams(self) -> None:
+        """Close every stream that has waited longer than the client's timeout for its next event."""
+        limit = self._client.timeout
+        every = min(1.0, limit / 4)
+        while self._waiting:
+            await asyncio.sleep(every)
+            now = time.perf_counter()
+            for stream in list(self._waiting):
+                if now - stream.last > limit and not stream.timed_out:
+                    stream.timed_out = True
+                    stream.response.close()  # the reader wakes up to the closed connection
+
+
+class _Stream:
+    """One open stream as the watch sees it: when its last event came, and how to end it."""
+
+    __slots__ = ("last", "response", "timed_out")
+
+    def __init__(self, response: aiohttp.ClientResponse) -> None:
+        self.last = time.perf_counter()
+        self.response = response
+        self.timed_out = False
 
 
 def _event(payload: bytes, label: str) -> dict[str, Any]:
