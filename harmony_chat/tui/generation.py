@@ -17,6 +17,7 @@ from harmony_chat.chat.events import ChatEvent, Notice
 from harmony_chat.chat.factory import BackendFactory, LoadedModel
 from harmony_chat.chat.options import ChatOptions
 from harmony_chat.errors import HarmonyChatError
+from harmony_chat.generation.bridge import FlushClock, FlushPolicy
 from harmony_chat.generation.turn import PromptReady
 from harmony_chat.tui.messages import ModelFailed, ModelLoading, TurnDone, TurnEvents
 
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
     from harmony_chat.chat.conversation import ChatConversation
 
 FLUSH_SECONDS = 1 / 30
-"""How often a batch of events is posted to the UI at most."""
+"""How often a batch of events is posted to the UI at most, once the answer's text has begun."""
 MAX_IN_FLIGHT = 1
 """Batches posted but not yet rendered; more events wait in the next batch, so no backlog grows."""
 LOAD_STEPS = 4
@@ -60,11 +61,17 @@ def load_in_worker(options: ChatOptions, post: Post, factory: BackendFactory | N
     return model
 
 
+FLUSH_POLICY = FlushPolicy(FLUSH_SECONDS, urgent=lambda event: isinstance(event, Notice))
+"""The bridge's policy at the screen's pace: a notice goes at once too."""
+
+
 class GenerationRun:
     """Posts one turn's events in batches, then a closing :class:`TurnDone`.
 
-    ``flush`` posts what is waiting at once: the approver calls it before asking, so the tool
-    call is on screen when the question comes.
+    The batches follow the one flush policy of :mod:`~harmony_chat.generation.bridge` (its
+    :class:`FlushClock`, at :data:`FLUSH_SECONDS`), on the worker's own thread; a batch waits while
+    the one before is not yet rendered, so no backlog grows. ``flush`` posts what is waiting at
+    once: the approver calls it before asking, so the tool call is on screen when the question comes.
     """
 
     def __init__(self, turn_id: int, post: Post) -> None:
@@ -72,7 +79,7 @@ class GenerationRun:
         self.post = post
         self.batch: list[ChatEvent] = []
         self.in_flight: list[TurnEvents] = []
-        self.last_post = time.monotonic()
+        self.clock = FlushClock(FLUSH_POLICY)
         self.prompted = False
         """Whether a generation call got as far as its prompt (so something may be on screen)."""
 
@@ -82,14 +89,14 @@ class GenerationRun:
             message = TurnEvents(self.turn_id, self.batch)
             self.in_flight.append(message)
             self.post(message)
-            self.batch, self.last_post = [], time.monotonic()
+            self.clock.sent(self.batch, time.monotonic())
+            self.batch = []
 
     def add(self, event: ChatEvent) -> None:
-        """Queue one event; post the batch when it is due and the UI has caught up."""
+        """Queue one event; post the batch when the policy says it is due and the UI has caught up."""
         self.prompted = self.prompted or isinstance(event, PromptReady)
         self.batch.append(event)
-        now = time.monotonic()
-        if now - self.last_post >= FLUSH_SECONDS or isinstance(event, Notice):
+        if self.clock.hold(time.monotonic()) <= 0 or self.clock.is_urgent(event):
             self.in_flight = [sent for sent in self.in_flight if not sent.handled.is_set()]
             if len(self.in_flight) < MAX_IN_FLIGHT:
                 self.flush()

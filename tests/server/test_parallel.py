@@ -207,6 +207,7 @@ def test_health_counts_the_generations_and_the_line(encoding: HarmonyEncoding) -
         "generating": 0,
         "parallel": 2,
         "parallel_reason": "two replays for the test",
+        "workers": 1,
     }
     assert (full["generating"], full["busy"], full["waiting"]) == (2, True, 0)
     assert (queued["generating"], queued["busy"], queued["waiting"]) == (2, True, 1)

@@ -158,6 +158,7 @@ def test_health_shows_details_only_with_the_key(encoding: HarmonyEncoding) -> No
         "generating": 0,
         "parallel": 1,
         "parallel_reason": "the in-process replay model runs one generation at a time",
+        "workers": 1,
     }
 
 
