@@ -27,6 +27,10 @@ if TYPE_CHECKING:
 DONE = b"[DONE]"
 POOL_LIMIT = 0
 """Connections per engine the session may open (0: no limit; the server's gate bounds the streams)."""
+SEND_TRIES = 3
+"""Tries to send a request while kept-alive connections turn out closed (each failed one leaves the pool)."""
+KEEPALIVE_S = 3.0
+"""How long an idle connection is kept for the next stream: under the engines' own idle limits (about 5 s)."""
 
 
 class SseSplitter:
@@ -78,7 +82,7 @@ class AsyncEngineSession:
         loop = asyncio.get_running_loop()
         if self._session is None or self._loop is not loop or self._session.closed:
             client = self._client
-            connector = aiohttp.TCPConnector(limit=POOL_LIMIT, ssl=client.tls_context)
+            connector = aiohttp.TCPConnector(limit=POOL_LIMIT, ssl=client.tls_context, keepalive_timeout=KEEPALIVE_S)
             # no per-read timer (one per event costs more than the rest of the read): the watch below
             timeout = aiohttp.ClientTimeout(total=None, connect=client.connect_timeout)
             self._session = aiohttp.ClientSession(
@@ -113,7 +117,7 @@ class AsyncEngineSession:
         label = client.label
         try:
             async with asyncio.timeout(client.timeout):  # the engine may take a while over a long prompt: not forever
-                response = await self.session().post(path.lstrip("/"), json=body)
+                response = await self._send(path, body)
         except aiohttp.ClientConnectorError as error:
             raise client.unreachable_error(str(error)) from None
         except TimeoutError:
@@ -154,6 +158,22 @@ class AsyncEngineSession:
         finally:
             self._waiting.pop(stream, None)
             response.release()  # the connection goes back to the pool, or is closed when the answer was cut short
+
+    async def _send(self, path: str, body: Any) -> aiohttp.ClientResponse:
+        """POST the request; once more on a new connection when a kept-alive one was closed under it.
+
+        An engine closes idle connections on its own schedule (llama-server and uvicorn after about
+        5 s), so a pooled connection may be gone by the time it is used: the request never reached
+        the engine, and sending it again on a fresh connection is what a new client would do.
+        """
+        for _ in range(SEND_TRIES - 1):
+            try:
+                return await self.session().post(path.lstrip("/"), json=body)
+            except aiohttp.ClientConnectorError:
+                raise
+            except (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError):
+                continue  # that connection is dropped from the pool; the next try takes another or a new one
+        return await self.session().post(path.lstrip("/"), json=body)
 
     def _watching(self, stream: _Stream) -> None:
         """Watch ``stream`` (the watch starts with the first stream, ends when none is left)."""
