@@ -9,12 +9,21 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from harmony_chat.backends.base import ModelBackend, ModelInfo
 from harmony_chat.chat.approval import ApprovalPolicy, Approver
+from harmony_chat.chat.model_source import (
+    DemoReplay,
+    Engine,
+    Gguf,
+    HuggingFaceFile,
+    ModelSource,
+    Pocket,
+    Recording,
+)
+from harmony_chat.chat.model_source import UsageProblem as UsageProblem  # the entry points find it here
 from harmony_chat.chat.options import ChatOptions
-from harmony_chat.errors import HarmonyChatError
 
 if TYPE_CHECKING:
     from openai_harmony import HarmonyEncoding
@@ -23,16 +32,32 @@ if TYPE_CHECKING:
     from harmony_chat.chat.conversation import ChatConversation
     from harmony_chat.chat.summary import Summarizer
     from harmony_chat.chat.tool_calls import ToolRunner
+    from harmony_chat.config import ModelSettings
     from harmony_chat.history.store import HistoryStore
     from harmony_chat.tools.base import ToolProvider
     from harmony_chat.tools.mcp_client import McpToolbox
     from harmony_chat.tools.mcp_config import McpServerConfig
 
 
-class UsageProblem(HarmonyChatError):
-    """Options that do not make sense together."""
+_Source = TypeVar("_Source", Gguf, HuggingFaceFile, Engine, Recording, Pocket, DemoReplay)
+"""One kind of :data:`~harmony_chat.chat.model_source.ModelSource` (a new kind is added here too)."""
 
-    exit_code = 2
+BackendMaker = Callable[[_Source, "ModelSettings"], tuple[ModelBackend, Path | None]]
+"""Builds (not loads) the backend for one kind of model source, with its GGUF path if any."""
+
+BACKENDS: dict[type[ModelSource], BackendMaker[Any]] = {}
+"""The backend factory for each kind of :data:`~harmony_chat.chat.model_source.ModelSource` (see
+:func:`register_backend`); :func:`create_backend` looks the source's type up here."""
+
+
+def register_backend(kind: type[_Source]) -> Callable[[BackendMaker[_Source]], BackendMaker[_Source]]:
+    """Make the decorated function the backend factory for model sources of type ``kind``."""
+
+    def register(make: BackendMaker[_Source]) -> BackendMaker[_Source]:
+        BACKENDS[kind] = make
+        return make
+
+    return register
 
 
 def create_backend(options: ChatOptions) -> tuple[ModelBackend, Path | None]:
@@ -43,53 +68,78 @@ def create_backend(options: ChatOptions) -> tuple[ModelBackend, Path | None]:
     """
     from harmony_chat.backends.replay import RecordingBackend
 
-    backend, path = _model_backend(options)
+    source = options.source
+    backend, path = BACKENDS[type(source)](source, options.settings.model)
     if options.record is not None:
         backend = RecordingBackend(backend, options.record)
     return backend, path
 
 
-def _model_backend(options: ChatOptions) -> tuple[ModelBackend, Path | None]:
-    from harmony_chat.backends.replay import ReplayBackend
-
-    settings = options.settings.model
-    chosen = {"--model": settings.path, "--replay": options.replay, "--url": settings.url}  # --hf-repo: below
-    sources = [flag for flag, source in chosen.items() if source]
-    if len(sources) > 1 or (sources and (options.demo or options.replay_demo)):
-        given = ", ".join(sources)
-        extra = " and --demo" if options.demo else " and --replay-demo" if options.replay_demo else ""
-        raise UsageProblem(f"give one model source, not {given}{extra}")
-    if options.replay_demo or options.replay:
-        from harmony_chat.demo import choose_demo_turn, demo_recording
-
-        path = options.replay or demo_recording()
-        name = "demo (replay)" if options.replay_demo else f"replay: {path.name}"
-        chooser = choose_demo_turn if options.replay_demo else None
-        replay = ReplayBackend(
-            path, delay_s=options.replay_delay, context_size=settings.context, name=name, chooser=chooser
-        )
-        return replay, None
-    if settings.url:
-        from harmony_chat.backends.remote import create_remote_backend
-
-        remote = create_remote_backend(
-            settings.url, engine=settings.engine, api_key=settings.api_key, model_name=settings.served_model
-        )
-        return remote, None
-    from harmony_chat.backends.llama_cpp import LlamaCppBackend
+@register_backend(Gguf)
+def _gguf_backend(source: Gguf, settings: ModelSettings) -> tuple[ModelBackend, Path | None]:
     from harmony_chat.backends.sources import resolve_model
 
-    if options.uses_pocket:
-        from harmony_chat.demo.pocket import pocket_model_path
+    path = resolve_model(source.path, None, None)  # a missing file is said here, before loading
+    assert path is not None
+    return _llama_backend(path, settings), path
 
-        path = pocket_model_path()
-        return LlamaCppBackend(path, context_size=settings.context, threads=settings.threads), path
-    model_path = resolve_model(options.model_path, settings.hf_repo, settings.hf_file)
-    assert model_path is not None
-    backend = LlamaCppBackend(
-        model_path, context_size=settings.context, gpu_layers=settings.gpu_layers, threads=settings.threads
+
+@register_backend(HuggingFaceFile)
+def _hugging_face_backend(source: HuggingFaceFile, settings: ModelSettings) -> tuple[ModelBackend, Path | None]:
+    from harmony_chat.backends.sources import download_from_hub
+
+    path = download_from_hub(source.repo, source.file)
+    return _llama_backend(path, settings), path
+
+
+def _llama_backend(path: Path, settings: ModelSettings) -> ModelBackend:
+    from harmony_chat.backends.llama_cpp import LlamaCppBackend
+
+    return LlamaCppBackend(
+        path, context_size=settings.context, gpu_layers=settings.gpu_layers, threads=settings.threads
     )
-    return backend, model_path
+
+
+@register_backend(Engine)
+def _engine_backend(source: Engine, settings: ModelSettings) -> tuple[ModelBackend, Path | None]:
+    from harmony_chat.backends.remote import create_remote_backend
+
+    remote = create_remote_backend(
+        source.url, engine=source.engine, api_key=source.api_key, model_name=source.model_name
+    )
+    return remote, None
+
+
+@register_backend(Recording)
+def _recording_backend(source: Recording, settings: ModelSettings) -> tuple[ModelBackend, Path | None]:
+    from harmony_chat.backends.replay import ReplayBackend
+
+    name = f"replay: {source.path.name}"
+    return ReplayBackend(source.path, delay_s=source.delay, context_size=settings.context, name=name), None
+
+
+@register_backend(DemoReplay)
+def _demo_replay_backend(source: DemoReplay, settings: ModelSettings) -> tuple[ModelBackend, Path | None]:
+    from harmony_chat.backends.replay import ReplayBackend
+    from harmony_chat.demo import choose_demo_turn, demo_recording
+
+    replay = ReplayBackend(
+        demo_recording(),
+        delay_s=source.delay,
+        context_size=settings.context,
+        name="demo (replay)",
+        chooser=choose_demo_turn,
+    )
+    return replay, None
+
+
+@register_backend(Pocket)
+def _pocket_backend(source: Pocket, settings: ModelSettings) -> tuple[ModelBackend, Path | None]:
+    from harmony_chat.backends.llama_cpp import LlamaCppBackend
+    from harmony_chat.demo.pocket import pocket_model_path
+
+    path = pocket_model_path()
+    return LlamaCppBackend(path, context_size=settings.context, threads=settings.threads), path
 
 
 @dataclass(slots=True)
@@ -121,7 +171,8 @@ def load_model(
     from harmony_chat.demo.pocket import pocket_model_path
     from harmony_chat.harmony.vocab import load_encoding
 
-    progress("finding the model" + (" (downloading from Hugging Face)" if options.settings.model.hf_repo else ""))
+    downloads = isinstance(options.valid_source, HuggingFaceFile)
+    progress("finding the model" + (" (downloading from Hugging Face)" if downloads else ""))
     backend, path = (factory or create_backend)(options)
     progress("loading the harmony vocabulary")
     encoding = load_encoding(path, fallback_gguf=pocket_model_path())

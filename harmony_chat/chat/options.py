@@ -4,8 +4,9 @@
 config file, the ``HARMONY_CHAT_`` variables and the command line's overrides all land there (see
 :mod:`harmony_chat.cli.options`). :class:`ChatOptions` holds those settings and the few choices
 that are no setting: a recording or the pocket model as the model, a recording to write, the
-pocket demo's tools, more MCP files. The factory (:mod:`harmony_chat.chat.factory`) turns them
-into a backend, tools and a conversation.
+pocket demo's tools, more MCP files. The model they name is read into one
+:data:`~harmony_chat.chat.model_source.ModelSource` (:attr:`ChatOptions.source`). The factory
+(:mod:`harmony_chat.chat.factory`) turns them into a backend, tools and a conversation.
 """
 
 from __future__ import annotations
@@ -14,7 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harmony_chat.backends.base import SamplingParams
+from harmony_chat.chat.model_source import ModelSource, Pocket, model_source
 from harmony_chat.config import Settings, default_settings
+from harmony_chat.errors import HarmonyChatError
 
 
 @dataclass(slots=True)
@@ -22,7 +25,8 @@ class ChatOptions:
     """The settings a chat runs with, and what it runs with that is no setting.
 
     The model is ``[model] path``, ``hf_repo`` or ``url`` in the settings, or one of the sources
-    here (``replay``, ``demo``, ``replay_demo``); exactly one is chosen (:meth:`choose_model`).
+    here (``replay``, ``demo``, ``replay_demo``): these are the inputs as given, and :attr:`source`
+    reads them into the one model they name (the model switch sets them with :meth:`choose_model`).
     """
 
     settings: Settings = field(default_factory=default_settings)
@@ -46,16 +50,37 @@ class ChatOptions:
     """More ``{"mcpServers": ...}`` JSON files to read servers from (``--mcp-config``), after ``[mcp] import``."""
 
     @property
+    def source(self) -> ModelSource:
+        """The one model these options name, read from them on each use (they change with the model switch).
+
+        Raises:
+            UsageProblem: when they name more than one model.
+            ModelError: when ``--model`` and ``--hf-repo``/``--hf-file`` clash, or ``--hf-repo`` lacks ``--hf-file``.
+        """
+        return model_source(self)
+
+    @property
+    def valid_source(self) -> ModelSource | None:
+        """:attr:`source`, or None when the options clash (loading the model reports how)."""
+        try:
+            return model_source(self)
+        except HarmonyChatError:
+            return None
+
+    @property
     def model_path(self) -> Path | None:
-        """The GGUF file ``[model] path`` names (``~`` expanded)."""
+        """The GGUF file ``[model] path`` names (``~`` expanded), as given."""
         path = self.settings.model.path
         return Path(path).expanduser() if path else None
 
     @property
     def uses_pocket(self) -> bool:
-        """Whether the pocket gpt-oss runs (``--demo``, or nothing else configured)."""
-        model = self.settings.model
-        return self.demo or not (model.path or model.hf_repo or self.replay or self.replay_demo or model.url)
+        """Whether the pocket gpt-oss runs (``--demo``, or nothing else configured).
+
+        Options that clash (loading the model reports it) count as the pocket model's with ``--demo``.
+        """
+        source = self.valid_source
+        return isinstance(source, Pocket) if source is not None else self.demo
 
     @property
     def conversation_date(self) -> str | None:

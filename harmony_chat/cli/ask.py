@@ -20,6 +20,7 @@ from typing import IO
 
 from harmony_chat.chat.approval import Approver, Choice, Decision, ToolReview, code_view
 from harmony_chat.chat.factory import UsageProblem, create_conversation, load_model, start_tools, tool_runner
+from harmony_chat.chat.model_source import Pocket
 from harmony_chat.chat.options import ChatOptions
 from harmony_chat.errors import ModelError
 from harmony_chat.harmony.effort import Effort
@@ -142,7 +143,8 @@ def run_ask(request: AskRequest, out: IO[str] | None = None, err: IO[str] | None
     options, output = request.options, request.output
     if output.raw and output.json:
         raise UsageProblem("--raw and --json do not go together")
-    if options.uses_pocket and not options.demo:
+    source = options.source  # clashing model options are said here, before the prompt is read
+    if isinstance(source, Pocket) and source.fallback:
         raise ModelError(
             "no model: pass --model PATH, --hf-repo REPO --hf-file FILE, --url URL, --replay FILE, "
             "or --demo (pocket model), or set [model] in the config file"

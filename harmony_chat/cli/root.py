@@ -124,8 +124,10 @@ def root(
         # --config for every command, --history-db for history's
         invocation.obj = RootOptions(overrides.config, history_db)
         return
+    from harmony_chat.chat.model_source import DemoReplay
+
     options = overrides.chat_options()
-    if options.replay_demo:
+    if isinstance(options.valid_source, DemoReplay):  # clashing options: the app says so when it loads
         options.replay_delay = 0.02  # replays look like a live model in the app
     options.demo_tools = True  # the pocket model shows the tool loop: its weather tool and python
     wanted = resume is not None or continue_latest

@@ -113,6 +113,7 @@ def serve(
 ) -> None:
     """Serve the model to OpenAI clients: /v1/chat/completions, /v1/responses, /v1/models."""
     from harmony_chat.chat.factory import load_model
+    from harmony_chat.chat.model_source import Engine
     from harmony_chat.server.app import ServerLimits, run_server
     from harmony_chat.server.backend_pool import pool_for
     from harmony_chat.server.connections import fit_connections
@@ -123,12 +124,13 @@ def serve(
 
     check_bind(host, api_key)  # before loading anything
     options = overrides.chat_options(invocation)
-    if parallel is not None and parallel > 1 and options.settings.model.url is None:
+    engine = isinstance(options.source, Engine)  # clashing model options are said here, before anything loads
+    if parallel is not None and parallel > 1 and not engine:
         raise ParallelError(
             "--parallel needs a serving engine (--url): the in-process model runs one generation at a time; "
             "serve the GGUF with llama-server --parallel N and point --url at it"
         )
-    if workers is not None and workers > 1 and options.settings.model.url is None:
+    if workers is not None and workers > 1 and not engine:
         raise WorkersError(
             f"--workers {workers}: the in-process model runs in one worker (it has one context); several "
             "workers serve a vLLM or SGLang engine (--url)"
