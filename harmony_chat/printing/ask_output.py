@@ -18,7 +18,7 @@ Everything the model, a tool or a page wrote reaches the terminal through
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import IO
+from typing import IO, assert_never
 
 from harmony_chat.chat.events import (
     ChatEvent,
@@ -30,9 +30,10 @@ from harmony_chat.chat.events import (
     ToolLoopLimit,
     ToolStarted,
 )
-from harmony_chat.generation.turn import PromptReady, TurnEvent, TurnStats
+from harmony_chat.generation.turn import PromptReady, TurnStats
 from harmony_chat.harmony.events import (
     ContentDelta,
+    DecoderEvent,
     MessageFinished,
     MessageStarted,
     NoAnswer,
@@ -112,53 +113,90 @@ class AskPrinter:
 
     def handle(self, event: ChatEvent) -> None:
         """Print one event."""
-        if isinstance(event, StepStarted | ToolStarted | ToolFinished | ToolLoopLimit | Notice):
-            self._loop_event(event)
-        elif isinstance(event, ReasoningSummary | SummaryStarted):
-            self._summary(event)
-        elif isinstance(event, PromptReady):
-            if self.request.show_prompt:
-                self._note("[prompt] " + self.session.encoding.decode(event.prompt.tokens))
-            if event.answer_capped:
-                self._note(
-                    f"[context] only {event.max_tokens} tokens are left for the answer "
-                    f"(the prompt takes {len(event.prompt.tokens)} of --ctx {self.session.context_size})"
-                )
-        elif isinstance(event, TurnStats):
-            if self.request.json:
-                self._json(event)
-            self._finish(event)
-        elif self.request.json:
+        match event:
+            case (
+                RawToken()
+                | ContentDelta()
+                | MessageStarted()
+                | MessageFinished()
+                | ToolCall()
+                | Recovery()
+                | NoAnswer()
+                | TurnFinished()
+            ):
+                self._decoder_event(event)
+            case StepStarted() | ToolStarted() | ToolFinished() | ToolLoopLimit() | Notice():
+                self._loop_event(event)
+            case ReasoningSummary() | SummaryStarted():
+                self._summary(event)
+            case PromptReady():
+                self._prompt(event)
+            case TurnStats():
+                if self.request.json:
+                    self._json(event)
+                self._finish(event)
+            case _:
+                assert_never(event)
+
+    def _prompt(self, event: PromptReady) -> None:
+        """The prompt on stderr (``--show-prompt``), and a word when the context leaves the answer little room."""
+        if self.request.show_prompt:
+            self._note("[prompt] " + self.session.encoding.decode(event.prompt.tokens))
+        if event.answer_capped:
+            self._note(
+                f"[context] only {event.max_tokens} tokens are left for the answer "
+                f"(the prompt takes {len(event.prompt.tokens)} of --ctx {self.session.context_size})"
+            )
+
+    def _decoder_event(self, event: DecoderEvent) -> None:
+        """A JSON event, a raw token (``--raw``: nothing else is printed), or the text a reader sees."""
+        if self.request.json:
             self._json(event)
         elif self.request.raw:
             if isinstance(event, RawToken):
                 self.out.write(visible(event.text))
                 self.out.flush()
-        elif isinstance(event, ContentDelta):
-            if display_of(event.channel, event.recipient) is Display.ANSWER:
-                self._write_answer(self._answer.feed(event.text) if self._answer else event.text)
-            elif self._stderr_label(event.channel, event.recipient) is not None:
-                self.err.write(visible(event.text))
-                self.err.flush()
-        elif isinstance(event, MessageStarted):
-            if kind_of(event.channel, event.recipient, event.content_type) is MessageKind.FINAL:
-                self._answer = CitedAnswer(self.sources)  # a constrained (JSON) answer is left as it is
-            if (label := self._stderr_label(event.channel, event.recipient)) is not None:
+        else:
+            self._text(event)
+
+    def _text(self, event: DecoderEvent) -> None:
+        """The answer on stdout; preambles, reasoning (raw mode), calls and repairs on stderr."""
+        match event:
+            case ContentDelta():
+                self._delta(event)
+            case MessageStarted():
+                self._message_started(event)
+            case MessageFinished():
+                self._end_answer()
                 self._end_stderr_line()
-                self.err.write(label)
-                self._stderr_open = True
-        elif isinstance(event, MessageFinished):
-            self._end_answer()
+            case ToolCall():
+                if event.runnable:
+                    self._note(f"[tool call] {event.name} {event.arguments}")
+                else:
+                    self._note(f"[tool call] {event.name} was not run: {event.error}")
+            case Recovery():
+                self._note(f"[recovered] {event.kind}: {event.detail}")
+            case NoAnswer():
+                self._no_answer(event)
+            case RawToken() | TurnFinished():
+                pass  # tokens only with --raw; the turn's end is told by its TurnStats
+            case _:
+                assert_never(event)
+
+    def _delta(self, event: ContentDelta) -> None:
+        if display_of(event.channel, event.recipient) is Display.ANSWER:
+            self._write_answer(self._answer.feed(event.text) if self._answer else event.text)
+        elif self._stderr_label(event.channel, event.recipient) is not None:
+            self.err.write(visible(event.text))
+            self.err.flush()
+
+    def _message_started(self, event: MessageStarted) -> None:
+        if kind_of(event.channel, event.recipient, event.content_type) is MessageKind.FINAL:
+            self._answer = CitedAnswer(self.sources)  # a constrained (JSON) answer is left as it is
+        if (label := self._stderr_label(event.channel, event.recipient)) is not None:
             self._end_stderr_line()
-        elif isinstance(event, ToolCall):
-            if event.runnable:
-                self._note(f"[tool call] {event.name} {event.arguments}")
-            else:
-                self._note(f"[tool call] {event.name} was not run: {event.error}")
-        elif isinstance(event, Recovery):
-            self._note(f"[recovered] {event.kind}: {event.detail}")
-        elif isinstance(event, NoAnswer):
-            self._no_answer(event)
+            self.err.write(label)
+            self._stderr_open = True
 
     def _write_answer(self, text: str) -> None:
         if text:
@@ -180,56 +218,72 @@ class AskPrinter:
         """Print an event of the tool loop (JSON, or a labelled line on stderr)."""
         if self.request.json:
             self._json_loop_event(event)
-        elif isinstance(event, ToolStarted):
-            self._note(f"[tool] running {event.name}")
-        elif isinstance(event, ToolFinished):
-            result = event.result
-            first = result.text.strip().splitlines()[0] if result.text.strip() else ""
-            more = " …" if len(result.text.strip().splitlines()) > 1 else ""
-            self._note(f"[tool result] {event.name} ({result.status}, {result.elapsed_s:.1f} s): {first}{more}")
-        elif isinstance(event, ToolLoopLimit):
-            self._note(f"[stopped] the turn reached --max-steps {event.max_steps}; the last tool call was not run")
-        elif isinstance(event, Notice):
-            self._note(f"[notice] {event.text}")
+            return
+        match event:
+            case StepStarted():
+                pass  # a step shows as its tool calls and text
+            case ToolStarted():
+                self._note(f"[tool] running {event.name}")
+            case ToolFinished():
+                result = event.result
+                first = result.text.strip().splitlines()[0] if result.text.strip() else ""
+                more = " …" if len(result.text.strip().splitlines()) > 1 else ""
+                self._note(f"[tool result] {event.name} ({result.status}, {result.elapsed_s:.1f} s): {first}{more}")
+            case ToolLoopLimit():
+                self._note(f"[stopped] the turn reached --max-steps {event.max_steps}; the last tool call was not run")
+            case Notice():
+                self._note(f"[notice] {event.text}")
+            case _:
+                assert_never(event)
 
     def _json_loop_event(self, event: StepStarted | ToolStarted | ToolFinished | ToolLoopLimit | Notice) -> None:
         payload: dict[str, object]
-        if isinstance(event, StepStarted):
-            payload = {"type": "step", "step": event.step}
-        elif isinstance(event, ToolStarted):
-            payload = {"type": "tool_started", "id": event.call_id, "name": event.name, "server": event.server}
-        elif isinstance(event, ToolFinished):
-            result = event.result
-            payload = {
-                "type": "tool_result",
-                "id": event.call_id,
-                "name": event.name,
-                "server": event.server,
-                "status": result.status,
-                "approval": event.approval,
-                "text": result.text,
-                "truncated": result.truncated,
-                "elapsed_s": round(result.elapsed_s, 3),
-            }
-        elif isinstance(event, ToolLoopLimit):
-            payload = {"type": "tool_loop_limit", "max_steps": event.max_steps}
-        else:
-            payload = {"type": "notice", "text": event.text, "severity": event.severity}
+        match event:
+            case StepStarted():
+                payload = {"type": "step", "step": event.step}
+            case ToolStarted():
+                payload = {"type": "tool_started", "id": event.call_id, "name": event.name, "server": event.server}
+            case ToolFinished():
+                result = event.result
+                payload = {
+                    "type": "tool_result",
+                    "id": event.call_id,
+                    "name": event.name,
+                    "server": event.server,
+                    "status": result.status,
+                    "approval": event.approval,
+                    "text": result.text,
+                    "truncated": result.truncated,
+                    "elapsed_s": round(result.elapsed_s, 3),
+                }
+            case ToolLoopLimit():
+                payload = {"type": "tool_loop_limit", "max_steps": event.max_steps}
+            case Notice():
+                payload = {"type": "notice", "text": event.text, "severity": event.severity}
+            case _:
+                assert_never(event)
         print(terminal_json(payload), file=self.out, flush=True)
 
     def _summary(self, event: ReasoningSummary | SummaryStarted) -> None:
         """A summary goes to stderr as ``[summary] …`` (nothing when it failed), or out as JSON events."""
-        if isinstance(event, ReasoningSummary):
-            self.summaries.append(event)
-        if self.request.json:
-            if isinstance(event, ReasoningSummary):
-                payload = event.as_dict()
-            else:
-                payload = {"type": "summary_started", "part": event.part, "live": event.live}
-                payload["analysis_tokens"] = event.analysis_tokens
-            print(terminal_json(payload), file=self.out, flush=True)
-        elif isinstance(event, ReasoningSummary) and event.text is not None:
-            self._note(f"[summary] {event.text}")
+        match event:
+            case ReasoningSummary():
+                self.summaries.append(event)
+                if self.request.json:
+                    print(terminal_json(event.as_dict()), file=self.out, flush=True)
+                elif event.text is not None:
+                    self._note(f"[summary] {event.text}")
+            case SummaryStarted():
+                if self.request.json:
+                    payload = {
+                        "type": "summary_started",
+                        "part": event.part,
+                        "live": event.live,
+                        "analysis_tokens": event.analysis_tokens,
+                    }
+                    print(terminal_json(payload), file=self.out, flush=True)
+            case _:
+                assert_never(event)
 
     def _summary_totals(self) -> dict[str, object]:
         """What the step's summaries added (nothing without summaries); starts the next step's count."""
@@ -253,67 +307,72 @@ class AskPrinter:
         """Whether text on ``channel`` must stay out of this output (not a debug view)."""
         return not self.request.show_reasoning and display_of(channel, recipient) is Display.DEBUG
 
-    def _json(self, event: TurnEvent) -> None:
-        payload: dict[str, object]
-        if isinstance(event, NoAnswer):
-            self._no_answer(event)
-            payload = {"type": "no_answer", "detail": event.detail}
-        elif isinstance(event, TurnStats):
-            payload = event.as_dict() | self._summary_totals()
-        elif isinstance(event, RawToken):
-            payload = {
-                "type": "token",
-                "id": event.token_id,
-                "text": event.text,
-                "special": event.special,
-                "channel": event.channel,
-            }
-            if self._hidden(event.channel, event.recipient) or (event.special and not self.request.show_reasoning):
-                payload.pop("text")  # header words, markup and hidden text are for debug views only
-        elif isinstance(event, MessageStarted):
-            payload = {
-                "type": "message_started",
-                "channel": event.channel,
-                "recipient": event.recipient,
-                "content_type": plain_content_type(event.content_type),
-            }
-        elif isinstance(event, ContentDelta):
-            payload = {"type": "delta", "channel": event.channel, "text": event.text, "recipient": event.recipient}
-            if self._hidden(event.channel, event.recipient):
-                payload.pop("text")
-        elif isinstance(event, MessageFinished):
-            payload = {
-                "type": "message_finished",
-                "channel": event.channel,
-                "recipient": event.message.recipient,
-                "text": event.text,
-                "end_token": event.end_token,
-                "truncated": event.truncated,
-            }
-            if self._hidden(event.channel, event.message.recipient):
-                payload.pop("text")
-        elif isinstance(event, ToolCall):
-            payload = {
-                "type": "tool_call",
-                "name": event.name,
-                "recipient": event.recipient,
-                "arguments": event.arguments,
-                "channel": event.channel,
-                "content_type": plain_content_type(event.content_type),
-                "repaired": event.repaired,
-                "error": event.error,
-            }
-        elif isinstance(event, Recovery):
-            payload = {"type": "recovery", "kind": event.kind, "detail": event.detail}
-        elif isinstance(event, TurnFinished):
-            payload = {"type": "turn_finished", "reason": event.reason.value, "truncated": event.truncated}
-        else:
-            return
-        print(terminal_json(payload), file=self.out, flush=True)
+    def _json(self, event: DecoderEvent | TurnStats) -> None:
+        print(terminal_json(self._json_payload(event)), file=self.out, flush=True)
         if isinstance(event, MessageFinished) and message_kind(event.message) is MessageKind.FINAL:
             cited = citations_payload(event.text, self.sources())
             if cited is not None:
                 print(terminal_json(cited), file=self.out, flush=True)
+
+    def _json_payload(self, event: DecoderEvent | TurnStats) -> dict[str, object]:
+        """The ``--json`` event for ``event`` (hidden text left out); a NoAnswer is also noted on stderr."""
+        payload: dict[str, object]
+        match event:
+            case RawToken():
+                payload = {
+                    "type": "token",
+                    "id": event.token_id,
+                    "text": event.text,
+                    "special": event.special,
+                    "channel": event.channel,
+                }
+                if self._hidden(event.channel, event.recipient) or (event.special and not self.request.show_reasoning):
+                    payload.pop("text")  # header words, markup and hidden text are for debug views only
+            case ContentDelta():
+                payload = {"type": "delta", "channel": event.channel, "text": event.text, "recipient": event.recipient}
+                if self._hidden(event.channel, event.recipient):
+                    payload.pop("text")
+            case MessageStarted():
+                payload = {
+                    "type": "message_started",
+                    "channel": event.channel,
+                    "recipient": event.recipient,
+                    "content_type": plain_content_type(event.content_type),
+                }
+            case MessageFinished():
+                payload = {
+                    "type": "message_finished",
+                    "channel": event.channel,
+                    "recipient": event.message.recipient,
+                    "text": event.text,
+                    "end_token": event.end_token,
+                    "truncated": event.truncated,
+                }
+                if self._hidden(event.channel, event.message.recipient):
+                    payload.pop("text")
+            case ToolCall():
+                payload = {
+                    "type": "tool_call",
+                    "name": event.name,
+                    "recipient": event.recipient,
+                    "arguments": event.arguments,
+                    "channel": event.channel,
+                    "content_type": plain_content_type(event.content_type),
+                    "repaired": event.repaired,
+                    "error": event.error,
+                }
+            case Recovery():
+                payload = {"type": "recovery", "kind": event.kind, "detail": event.detail}
+            case NoAnswer():
+                self._no_answer(event)
+                payload = {"type": "no_answer", "detail": event.detail}
+            case TurnFinished():
+                payload = {"type": "turn_finished", "reason": event.reason.value, "truncated": event.truncated}
+            case TurnStats():
+                payload = event.as_dict() | self._summary_totals()
+            case _:
+                assert_never(event)
+        return payload
 
     def _finish(self, event: TurnStats) -> None:
         if not self.request.json:

@@ -19,11 +19,21 @@ import logging
 import secrets
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, assert_never
 
-from harmony_chat.chat.events import ReasoningSummary
+from harmony_chat.chat.events import ReasoningSummary, SummaryStarted
 from harmony_chat.generation.turn import PromptReady, TurnStats
-from harmony_chat.harmony.events import ContentDelta, MessageFinished, MessageStarted, RawToken, StopReason, ToolCall
+from harmony_chat.harmony.events import (
+    ContentDelta,
+    MessageFinished,
+    MessageStarted,
+    NoAnswer,
+    RawToken,
+    Recovery,
+    StopReason,
+    ToolCall,
+    TurnFinished,
+)
 from harmony_chat.server.channels import Part, output_part
 from harmony_chat.server.generation import ScoredToken
 from harmony_chat.server.stop_sequences import StopMatcher
@@ -167,8 +177,6 @@ class TurnReader:
         self.reasoning: list[str] = []
         self.summaries: list[SummaryWritten] = []
         """The turn's reasoning summaries that have text (failed ones are left out)."""
-        self.summary_failures: list[str] = []
-        """Why a summary that was due has no text."""
         self.content: list[str] = []
         """Each content item's text (preambles and the answer), in order."""
         self.answers: list[str] = []
@@ -176,10 +184,7 @@ class TurnReader:
         self.preambles: set[int] = set()
         """The indices of the content items that are preambles (not in the ``final`` channel)."""
         self.calls: list[CallMade] = []
-        self.malformed_calls = 0
-        """Calls whose arguments were unusable: not reported (the turn then ends with ``stop``)."""
-        self.undeclared_calls = 0
-        """Calls to a tool the request did not declare: not reported either."""
+        """The calls reported (a malformed call, or one to a tool the request did not declare, is left out)."""
         self.scored: list[TokenScored] = []
         """The log probabilities of the content tokens (when the request asked for them), in order."""
         self.reason: StopReason | None = None
@@ -196,31 +201,44 @@ class TurnReader:
         out: list[OutputEvent] = []
         if self.stopped and not isinstance(event, PromptReady | RawToken | TurnStats):
             return out  # the answer ended at a stop sequence: what the turn makes until it stops is not output
-        if isinstance(event, PromptReady):
-            self.usage.prompt_tokens = len(event.prompt.tokens)
-        elif isinstance(event, RawToken):
-            if event.channel is not None and output_part(event.channel, event.recipient) is Part.REASONING:
-                self.usage.reasoning_tokens += 1
-        elif isinstance(event, MessageStarted):
-            self._close(out, truncated=False)
-            self._start(out, event.channel, event.recipient)
-        elif isinstance(event, ContentDelta):
-            self._delta(out, event)
-        elif isinstance(event, MessageFinished):
-            self._close(out, truncated=event.truncated)
-        elif isinstance(event, ToolCall):
-            self._call(out, event)
-        elif isinstance(event, TurnStats):
-            self._close(out, truncated=True)
-            self.reason = event.reason
-            self.error = None if self.stopped else event.error  # after a stop sequence the answer is whole
-            self.usage.completion_tokens = event.stats.generated_tokens
-            self.usage.cached_tokens = event.stats.prompt_tokens_reused
-        elif isinstance(event, ReasoningSummary):
-            self._summary(out, event)
-        elif isinstance(event, ScoredToken):
-            self._scored(out, event)
+        match event:
+            case RawToken():
+                self._token(event)
+            case ContentDelta():
+                self._delta(out, event)
+            case ScoredToken():
+                self._scored(out, event)
+            case MessageStarted():
+                self._close(out, truncated=False)
+                self._start(out, event.channel, event.recipient)
+            case MessageFinished():
+                self._close(out, truncated=event.truncated)
+            case ToolCall():
+                self._call(out, event)
+            case PromptReady():
+                self.usage.prompt_tokens = len(event.prompt.tokens)
+            case TurnStats():
+                self._finish(out, event)
+            case ReasoningSummary():
+                self._summary(out, event)
+            case Recovery() | NoAnswer() | TurnFinished() | SummaryStarted():
+                pass  # nothing of the API's output: the turn's end comes with its TurnStats
+            case _:
+                assert_never(event)
         return out
+
+    def _token(self, token: RawToken) -> None:
+        """Count a generated token that belongs to the reasoning."""
+        if token.channel is not None and output_part(token.channel, token.recipient) is Part.REASONING:
+            self.usage.reasoning_tokens += 1
+
+    def _finish(self, out: list[OutputEvent], stats: TurnStats) -> None:
+        """The turn ended: close the item it ended inside, keep why it ended and what it generated."""
+        self._close(out, truncated=True)
+        self.reason = stats.reason
+        self.error = None if self.stopped else stats.error  # after a stop sequence the answer is whole
+        self.usage.completion_tokens = stats.stats.generated_tokens
+        self.usage.cached_tokens = stats.stats.prompt_tokens_reused
 
     def _scored(self, out: list[OutputEvent], token: ScoredToken) -> None:
         """Keep a token's log probabilities when it is content text (not reasoning, a header or a call)."""
@@ -235,9 +253,7 @@ class TurnReader:
         """A summary of the reasoning item just done: reported if it has text, counted either way."""
         self.usage.summary_tokens += event.stats.generated_tokens
         if event.text is None or self._last_reasoning is None:
-            why = event.failure or "no reasoning item to summarise"
-            self.summary_failures.append(why)
-            log.info("a reasoning summary is left out: %s", why)
+            log.info("a reasoning summary is left out: %s", event.failure or "no reasoning item to summarise")
             return
         index = self._last_reasoning
         within = sum(1 for summary in self.summaries if summary.index == index)
@@ -248,10 +264,8 @@ class TurnReader:
     def _call(self, out: list[OutputEvent], event: ToolCall) -> None:
         """Report a call the client can run: malformed ones are left out (the app never runs them either)."""
         if not event.runnable:
-            self.malformed_calls += 1
             return
         if not event.name.startswith(FUNCTIONS) or function_name(event.name) not in self.functions:
-            self.undeclared_calls += 1
             log.warning("the model called %s, which the request did not declare; the call is left out", event.name)
             return
         arguments = event.arguments

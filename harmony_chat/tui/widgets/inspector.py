@@ -9,15 +9,34 @@ from __future__ import annotations
 import re
 from collections import deque
 from collections.abc import Sequence
+from typing import assert_never
 
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Collapsible, RichLog, Static
 
-from harmony_chat.chat.events import ChatEvent
+from harmony_chat.chat.events import (
+    ChatEvent,
+    Notice,
+    ReasoningSummary,
+    StepStarted,
+    SummaryStarted,
+    ToolFinished,
+    ToolLoopLimit,
+    ToolStarted,
+)
 from harmony_chat.generation.turn import PromptReady, TurnStats
-from harmony_chat.harmony.events import RawToken, Recovery
+from harmony_chat.harmony.events import (
+    ContentDelta,
+    MessageFinished,
+    MessageStarted,
+    NoAnswer,
+    RawToken,
+    Recovery,
+    ToolCall,
+    TurnFinished,
+)
 from harmony_chat.tui.literal import literal, visible
 
 TEXT_WIDTH = 18
@@ -68,16 +87,35 @@ class TokenInspector(Vertical):
     def record(self, events: Sequence[ChatEvent]) -> None:
         """Take in a batch of events (called for every batch, visible or not)."""
         for event in events:
-            if isinstance(event, RawToken):
-                self.buffer.append(event)
-                self._unwritten.append(event)
-            elif isinstance(event, PromptReady):
-                self.prompt_tokens = len(event.prompt.tokens)
-                self.recoveries = []
-            elif isinstance(event, Recovery):
-                self.recoveries.append(f"{event.kind}: {event.detail}")
-            elif isinstance(event, TurnStats):
-                self.reused = event.stats.prompt_tokens_reused
+            match event:
+                case RawToken():
+                    self.buffer.append(event)
+                    self._unwritten.append(event)
+                case PromptReady():
+                    self.prompt_tokens = len(event.prompt.tokens)
+                    self.recoveries = []
+                case Recovery():
+                    self.recoveries.append(f"{event.kind}: {event.detail}")
+                case TurnStats():
+                    self.reused = event.stats.prompt_tokens_reused
+                case (
+                    ContentDelta()
+                    | MessageStarted()
+                    | MessageFinished()
+                    | ToolCall()
+                    | NoAnswer()
+                    | TurnFinished()
+                    | StepStarted()
+                    | ToolStarted()
+                    | ToolFinished()
+                    | ToolLoopLimit()
+                    | Notice()
+                    | SummaryStarted()
+                    | ReasoningSummary()
+                ):
+                    pass  # the inspector shows tokens and prompt facts only
+                case _:
+                    assert_never(event)
         if len(self._unwritten) > MAX_ROWS:
             del self._unwritten[:-MAX_ROWS]
         if self.display:

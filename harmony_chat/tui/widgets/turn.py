@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, assert_never
 
 from textual.app import ComposeResult
 from textual.containers import Vertical
@@ -22,6 +22,7 @@ from textual.widgets import Static
 
 from harmony_chat.chat.events import (
     ChatEvent,
+    Notice,
     ReasoningSummary,
     StepStarted,
     SummaryStarted,
@@ -29,15 +30,17 @@ from harmony_chat.chat.events import (
     ToolLoopLimit,
     ToolStarted,
 )
-from harmony_chat.generation.turn import TurnStats
+from harmony_chat.generation.turn import PromptReady, TurnStats
 from harmony_chat.harmony.events import (
     ContentDelta,
+    MessageFinished,
     MessageStarted,
     NoAnswer,
     RawToken,
     Recovery,
     StopReason,
     ToolCall,
+    TurnFinished,
 )
 from harmony_chat.harmony.visibility import Display, MessageKind, display_of, message_kind, rule_of
 from harmony_chat.tui.literal import literal
@@ -184,62 +187,83 @@ class AssistantTurn(Vertical):
         self.tick()
 
     async def _apply_one(self, event: ChatEvent) -> None:
-        if isinstance(event, StepStarted | ToolStarted | ToolFinished | ToolLoopLimit):
-            await self._apply_tool_event(event)
-        elif isinstance(event, SummaryStarted):
-            self.summarising = True
-        elif isinstance(event, ReasoningSummary):
-            await self._apply_summary(event)
-        elif isinstance(event, RawToken):
-            if event.channel == "analysis":
-                self.analysis_tokens += 1
-            elif event.channel == "final":
-                self.answer_tokens += 1
-        elif isinstance(event, MessageStarted):
-            self._channel, self._recipient = event.channel, event.recipient
-            self._preamble = None
-            if display_of(event.channel, event.recipient) is Display.DEBUG:
-                self._summary = None  # another analysis: its summary gets a block of its own
-                self._analysis_break = bool(self._analysis_text)
-        elif isinstance(event, ContentDelta):
-            display = display_of(event.channel, event.recipient)
-            if display is Display.PREAMBLE:
-                await self._write_preamble(event.text)
-            elif display is Display.DEBUG:
-                await self._add_analysis(event.text)
-        elif isinstance(event, ToolCall):
-            self._call = ToolCallRow(event.name, event.arguments, event.runnable)
-            await self.mount(self._call, before=self._answer)
-        elif isinstance(event, NoAnswer):
-            self.no_answer = True
-            await self.mount(Static("The model gave no answer.", classes="notice no-answer", markup=False))
-        elif isinstance(event, Recovery):
-            self.recoveries.append(event.kind)
-            notice = f"Repaired malformed model output ({event.kind}): {event.detail}"
-            await self.mount(Static(literal(notice), classes="notice", markup=False))
-        elif isinstance(event, TurnStats):
-            self._stats = event
-            self._generated += event.stats.generated_tokens
-            self.stop_reason = event.reason
-            self._thinking.display = False
-            if event.reason is not StopReason.CALL:
-                await self._finish(event)
+        match event:
+            case RawToken():
+                self._count(event)
+            case ContentDelta():
+                await self._apply_delta(event)
+            case MessageStarted():
+                self._message_started(event)
+            case ToolCall():
+                self._call = ToolCallRow(event.name, event.arguments, event.runnable)
+                await self.mount(self._call, before=self._answer)
+            case NoAnswer():
+                self.no_answer = True
+                await self.mount(Static("The model gave no answer.", classes="notice no-answer", markup=False))
+            case Recovery():
+                self.recoveries.append(event.kind)
+                notice = f"Repaired malformed model output ({event.kind}): {event.detail}"
+                await self.mount(Static(literal(notice), classes="notice", markup=False))
+            case TurnStats():
+                await self._apply_stats(event)
+            case StepStarted() | ToolStarted() | ToolFinished() | ToolLoopLimit():
+                await self._apply_tool_event(event)
+            case SummaryStarted():
+                self.summarising = True
+            case ReasoningSummary():
+                await self._apply_summary(event)
+            case MessageFinished() | TurnFinished() | PromptReady() | Notice():
+                pass  # the screen shows notices; the turn's end shows from its TurnStats
+            case _:
+                assert_never(event)
+
+    def _count(self, token: RawToken) -> None:
+        if token.channel == "analysis":
+            self.analysis_tokens += 1
+        elif token.channel == "final":
+            self.answer_tokens += 1
+
+    def _message_started(self, event: MessageStarted) -> None:
+        self._channel, self._recipient = event.channel, event.recipient
+        self._preamble = None
+        if display_of(event.channel, event.recipient) is Display.DEBUG:
+            self._summary = None  # another analysis: its summary gets a block of its own
+            self._analysis_break = bool(self._analysis_text)
+
+    async def _apply_delta(self, event: ContentDelta) -> None:
+        """A preamble's or the analysis's text (the answer's is written by :meth:`apply`, in one piece per batch)."""
+        display = display_of(event.channel, event.recipient)
+        if display is Display.PREAMBLE:
+            await self._write_preamble(event.text)
+        elif display is Display.DEBUG:
+            await self._add_analysis(event.text)
+
+    async def _apply_stats(self, event: TurnStats) -> None:
+        self._stats = event
+        self._generated += event.stats.generated_tokens
+        self.stop_reason = event.reason
+        self._thinking.display = False
+        if event.reason is not StopReason.CALL:
+            await self._finish(event)
 
     async def _apply_tool_event(self, event: StepStarted | ToolStarted | ToolFinished | ToolLoopLimit) -> None:
-        if isinstance(event, StepStarted):
-            self._steps = event.step
-            if event.step > 1:  # the model goes on with the tool's result
-                self.stop_reason, self._channel, self._preamble = None, None, None
-                self._thinking.display = True
-        elif isinstance(event, ToolStarted):
-            row = await self._call_row(event.name, event.arguments)
-            row.running(event.server)
-        elif isinstance(event, ToolFinished):
-            row = await self._call_row(event.name, "")
-            row.finished(event.server, event.result, event.approval)
-        else:
-            notice = f"Stopped after {event.max_steps} steps (the limit per turn); the last call was not run."
-            await self.mount(Static(notice, classes="notice tool-limit", markup=False), before=self._answer)
+        match event:
+            case StepStarted():
+                self._steps = event.step
+                if event.step > 1:  # the model goes on with the tool's result
+                    self.stop_reason, self._channel, self._preamble = None, None, None
+                    self._thinking.display = True
+            case ToolStarted():
+                row = await self._call_row(event.name, event.arguments)
+                row.running(event.server)
+            case ToolFinished():
+                row = await self._call_row(event.name, "")
+                row.finished(event.server, event.result, event.approval)
+            case ToolLoopLimit():
+                notice = f"Stopped after {event.max_steps} steps (the limit per turn); the last call was not run."
+                await self.mount(Static(notice, classes="notice tool-limit", markup=False), before=self._answer)
+            case _:
+                assert_never(event)
 
     async def _apply_summary(self, summary: ReasoningSummary) -> None:
         self.summarising = False
