@@ -38,7 +38,6 @@ from harmony_chat.private_files import make_private_dir, replace_text
 
 ENV_PREFIX = "HARMONY_CHAT_"
 """Environment variables ``HARMONY_CHAT_<SECTION>__<KEY>`` set any value (``__`` separates the two)."""
-EFFORT_VALUES = ("low", "medium", "high")
 BINDING_IDS = (
     "send",
     "newline",
@@ -54,6 +53,7 @@ BINDING_IDS = (
 )
 """The ids ``[keymap]`` can remap (the same as the app's bindings; a test keeps them in step)."""
 DEFAULT_THEME = "harmony-dark"
+"""``[ui] theme``'s default, and the theme the app falls back to when the one chosen is unknown."""
 MAX_CONTEXT = 1_048_576
 """The largest context (and answer) in tokens a setting may ask for: 2**20, eight times gpt-oss's 131,072."""
 MAX_THREADS = 512

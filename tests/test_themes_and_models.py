@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from harmony_chat.gguf.discovery import find_models
-from harmony_chat.tui.themes import REQUIRED_VARIABLES, bundled_theme_dir, load_themes
+from harmony_chat.locations import bundled_theme_dir
+from harmony_chat.tui.themes import REQUIRED_VARIABLES, load_themes
 
 
 def test_bundled_themes_load_and_define_every_variable(tmp_path: Path) -> None:

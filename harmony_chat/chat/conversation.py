@@ -31,6 +31,7 @@ from harmony_chat.errors import HarmonyChatError
 from harmony_chat.generation.turn import TurnEvent, TurnOptions, TurnStats, prefill_next_turn, run_turn
 from harmony_chat.harmony.effort import Effort
 from harmony_chat.harmony.events import NoAnswer, StopReason, ToolCall
+from harmony_chat.harmony.messages import message_text
 from harmony_chat.harmony.visibility import is_answer
 
 if TYPE_CHECKING:
@@ -117,7 +118,7 @@ class ChatConversation:
     @property
     def conversation_id(self) -> int | None:
         """The stored conversation's id, once it has one."""
-        return self.link.conversation if self.link is not None else None
+        return self.link.conversation_id if self.link is not None else None
 
     def last_answer(self) -> str | None:
         """The last turn's final answer: None when the last turn gave none (stopped, failed, no turn)."""
@@ -126,7 +127,7 @@ class ChatConversation:
             if role == "user":
                 return None
             if is_answer(message):
-                return "".join(getattr(part, "text", "") for part in message.content)
+                return message_text(message)
         return None
 
     def citation_sources(self) -> dict[int, PageRecord]:
@@ -138,7 +139,7 @@ class ChatConversation:
         from harmony_chat.tools.browser import sources_from_transcript
 
         texts = [
-            "".join(getattr(part, "text", "") for part in message.content)
+            message_text(message)
             for message in self.session.history
             if message.author.role.value == "tool" and (message.author.name or "").startswith("browser.")
         ]
@@ -271,7 +272,7 @@ class ChatConversation:
         last_user = max((i for i, m in enumerate(history) if m.author.role.value == "user"), default=None)
         if last_user is None:
             return None
-        text = "".join(getattr(part, "text", "") for part in history[last_user].content)
+        text = message_text(history[last_user])
         del history[last_user + (1 if keep_user else 0) :]
         if self.session.turns:
             self.session.turns.pop()
@@ -307,7 +308,7 @@ class ChatConversation:
         if self.tools is not None:
             self.tools.new_conversation(uuid.uuid4().hex[:12])
 
-    def resume(self, conversation: int) -> StoredConversation:
+    def resume(self, conversation_id: int) -> StoredConversation:
         """Continue a stored conversation (its date and effort, so the prompt prefix matches).
 
         Raises:
@@ -318,13 +319,13 @@ class ChatConversation:
 
         if self.store is None:
             raise HarmonyChatError("the history is off")
-        stored = self.store.load(conversation)
+        stored = self.store.load(conversation_id)
         namespaces = self.session.tool_namespaces
         self.session = resume_session(self.session.encoding, stored, self.session.context_size)
         self.session.tool_namespaces = namespaces
         self.link = ConversationLink.for_stored(self.store, stored)
         if self.tools is not None:
-            self.tools.new_conversation(f"c{conversation}")
+            self.tools.new_conversation(f"c{conversation_id}")
         return stored
 
     def prefill(self) -> int:

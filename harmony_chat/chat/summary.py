@@ -25,6 +25,7 @@ from harmony_chat.chat.events import ReasoningSummary, SummaryStarted
 from harmony_chat.chat.pausable import PausableBackend
 from harmony_chat.harmony import tokens as tk
 from harmony_chat.harmony.events import ContentDelta, MessageFinished, MessageStarted, Recovery, StopReason
+from harmony_chat.harmony.messages import message_text
 from harmony_chat.harmony.visibility import MessageKind, is_answer, kind_of, message_kind
 
 if TYPE_CHECKING:
@@ -49,8 +50,6 @@ ANSWER_PREFILL = "<|channel|>final<|message|>"
 """The summary's answer is opened in the prompt: the summary is written at once, with no reasoning of its own."""
 SUMMARY_MAX_TOKENS = 200
 """Most tokens a summary may take; one cut off there is not shown."""
-LIVE_EVERY = 300
-"""Analysis tokens between two live summaries (``[reasoning] live_every``)."""
 MIN_ROOM = 32
 """Fewer free tokens than this in the context: no summary is attempted."""
 
@@ -222,7 +221,7 @@ class Summarizer:
         answers = [message for message in finished.messages if is_answer(message)]
         if not answers:
             return None, "the summarizer wrote nothing"
-        return check_summary("".join(getattr(part, "text", "") for part in answers[0].content))
+        return check_summary(message_text(answers[0]))
 
 
 class ReasoningWatch:

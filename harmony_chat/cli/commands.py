@@ -110,13 +110,8 @@ def bench(
     runs: Annotated[
         int, typer.Option("--runs", min=1, max=MAX_RUNS, help="Runs of each loop (medians are reported).")
     ] = 3,
-    ctx: Annotated[
-        int, typer.Option("--ctx", callback=setting_rule("model.context"), help="Context size in tokens.")
-    ] = 4096,
-    gpu_layers: Annotated[
-        int,
-        typer.Option("--gpu-layers", callback=setting_rule("model.gpu_layers"), help="Layers to offload (-1: all)."),
-    ] = 0,
+    ctx: Annotated[int, setting_option("model.context", "--ctx")] = 4096,  # bench's default: a smaller context
+    gpu_layers: Annotated[int, setting_option("model.gpu_layers", "--gpu-layers")] = 0,
     threads: Annotated[int | None, setting_option("model.threads", "--threads")] = None,
     chat_tokens: Annotated[
         int,

@@ -138,7 +138,7 @@ def search_command(ctx: typer.Context, text: str, history_db: DbOpt = None) -> N
     """Full-text search over your messages and the final answers."""
     hits = _store(ctx, history_db).search(text)
     for hit in hits:
-        print(visible(f"{hit.conversation}\t{hit.title}\t{hit.snippet}"))
+        print(visible(f"{hit.conversation_id}\t{hit.title}\t{hit.snippet}"))
     if not hits:
         print(f"no conversation mentions {text!r}", file=sys.stderr)
 

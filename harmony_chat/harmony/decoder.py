@@ -34,6 +34,7 @@ from harmony_chat.harmony.events import (
     TurnFinished,
 )
 from harmony_chat.harmony.header import Header, is_tool_recipient, read_header, tool_name
+from harmony_chat.harmony.messages import message_text
 from harmony_chat.harmony.visibility import is_answer
 
 MAX_HEADER_TOKENS = 64
@@ -287,7 +288,7 @@ class StreamDecoder:
                 self._parser.process_eos()
             else:
                 self._parser.process(end_token)
-            full = "".join(getattr(part, "text", "") for part in self._parser.messages[-1].content)
+            full = message_text(self._parser.messages[-1])
         except (HarmonyError, IndexError):
             events.append(Recovery("rebuilt-message", "rebuilt a message the parser lost from its streamed text"))
             full = streamed
@@ -349,9 +350,7 @@ class StreamDecoder:
         if self.finished is not None:
             return
         if reason in (StopReason.RETURN, StopReason.CALL, StopReason.FINAL):
-            answered = any(
-                is_answer(m) and "".join(getattr(p, "text", "") for p in m.content).strip() for m in self._messages
-            )
+            answered = any(is_answer(m) and message_text(m).strip() for m in self._messages)
             waiting = reason is StopReason.CALL and self._last_call is not None and self._last_call.runnable
             if not answered and not waiting:
                 refused = self._last_call is not None and not self._last_call.runnable

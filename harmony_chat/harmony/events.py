@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
+from harmony_chat.harmony.messages import message_text
+
 if TYPE_CHECKING:
     from openai_harmony import Message
 
@@ -68,7 +70,7 @@ class MessageFinished:
     @property
     def text(self) -> str:
         """The whole text content of the finished message."""
-        return "".join(getattr(part, "text", "") for part in self.message.content)
+        return message_text(self.message)
 
 
 @dataclass(frozen=True, slots=True)

@@ -41,11 +41,6 @@ def is_tool_recipient(recipient: str | None) -> bool:
     return recipient not in NOT_TOOLS and recipient not in KNOWN_CHANNELS
 
 
-def addresses_tool(recipient: str | None) -> bool:
-    """Return whether a recipient names a tool (same rule as :func:`is_tool_recipient`)."""
-    return is_tool_recipient(recipient)
-
-
 @dataclass(frozen=True, slots=True)
 class Header:
     """What a header says, plus any text that belongs to the content and the repairs made."""

@@ -40,7 +40,6 @@ OverflowPolicy = Literal["evict", "refuse"]
 _EFFORT_TO_HARMONY = {"low": ReasoningEffort.LOW, "medium": ReasoningEffort.MEDIUM, "high": ReasoningEffort.HIGH}
 _NO_DROP = RenderConversationConfig(auto_drop_analysis=False)
 _BUILTIN_TOOLS = {"browser": ToolNamespaceConfig.browser, "python": ToolNamespaceConfig.python}
-BUILTIN_TOOLS = tuple(_BUILTIN_TOOLS)
 """The built-in tools gpt-oss is trained on, declared in the system message rather than as functions."""
 
 

@@ -172,6 +172,9 @@ def is_answer(message: Message) -> bool:
     return rule_of(message).display is Display.ANSWER
 
 
-def visible(display: Display, debug: bool) -> bool:
-    """Whether something shown as ``display`` appears in a view (``debug``: a debug view)."""
+def shown_in_view(display: Display, debug: bool) -> bool:
+    """Whether something shown as ``display`` appears in a view (``debug``: a debug view).
+
+    Not :func:`harmony_chat.text_safety.visible`, which makes a text's control characters visible.
+    """
     return debug or display is not Display.DEBUG

@@ -16,8 +16,9 @@ from typing import Any
 
 from openai_harmony import Conversation, HarmonyEncoding, Message, RenderConversationConfig
 
-from harmony_chat.harmony.visibility import POLICY, Display, MessageKind, message_kind, rule_of, visible
-from harmony_chat.history.store import StoredConversation, StoredSummary, message_text
+from harmony_chat.harmony.messages import message_text
+from harmony_chat.harmony.visibility import POLICY, Display, MessageKind, message_kind, rule_of, shown_in_view
+from harmony_chat.history.store import StoredConversation, StoredSummary
 from harmony_chat.history.text import local_time
 from harmony_chat.text_safety import terminal_json
 
@@ -40,7 +41,7 @@ def _exported(stored: StoredConversation, with_reasoning: bool) -> list[tuple[Me
     return [
         (message, turn)
         for message, turn in zip(stored.messages, turns, strict=False)
-        if visible(rule_of(message).display, with_reasoning)
+        if shown_in_view(rule_of(message).display, with_reasoning)
     ]
 
 
@@ -129,7 +130,7 @@ def _message_lines(
 ) -> list[str]:
     """One message's Markdown (nothing for a hidden kind), after the summaries that come before it."""
     lines: list[str] = []
-    if not visible(rule_of(message).display, with_reasoning):
+    if not shown_in_view(rule_of(message).display, with_reasoning):
         return lines
     while summaries and summaries[0].id < message_id:  # a summary comes before the answer it is about
         lines += _summary_lines(summaries.pop(0))

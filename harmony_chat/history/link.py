@@ -17,7 +17,7 @@ class ConversationLink:
     """Which stored conversation the chat writes to, and the id of its last user message."""
 
     store: HistoryStore
-    conversation: int | None = None
+    conversation_id: int | None = None
     user_message_ids: list[int] = field(default_factory=list)
 
     @classmethod
@@ -28,26 +28,26 @@ class ConversationLink:
 
     def record_user(self, session: ChatSession, text: str, model: str) -> None:
         """Store the user's message at once (the conversation is created on the first one)."""
-        if self.conversation is None:
-            self.conversation = self.store.create_conversation(session_settings(session), model)
-        message_id = self.store.add_message(self.conversation, Message.from_role_and_content(Role.USER, text))
+        if self.conversation_id is None:
+            self.conversation_id = self.store.create_conversation(session_settings(session), model)
+        message_id = self.store.add_message(self.conversation_id, Message.from_role_and_content(Role.USER, text))
         if message_id is not None:
             self.user_message_ids.append(message_id)
 
     def record_message(self, message: Message, meta: dict[str, Any] | None = None) -> None:
         """Store a message the conversation added between generations (a tool result, with how it ended)."""
-        if self.conversation is not None:
-            self.store.add_message(self.conversation, message, meta=meta)
+        if self.conversation_id is not None:
+            self.store.add_message(self.conversation_id, message, meta=meta)
 
     def recorder(self, model: str, effort: str) -> TurnRecorder | None:
         """A recorder for the next assistant turn (None before any message)."""
-        if self.conversation is None:
+        if self.conversation_id is None:
             return None
-        return TurnRecorder(self.store, self.conversation, model, effort)
+        return TurnRecorder(self.store, self.conversation_id, model, effort)
 
     def drop_last_exchange(self, keep_user: bool) -> None:
         """Forget the last answer (and the last user message unless ``keep_user``), as the chat did."""
-        if self.conversation is None or not self.user_message_ids:
+        if self.conversation_id is None or not self.user_message_ids:
             return
         last_user = self.user_message_ids[-1] if keep_user else self.user_message_ids.pop()
-        self.store.drop_exchange(self.conversation, last_user, keep_user)
+        self.store.drop_exchange(self.conversation_id, last_user, keep_user)

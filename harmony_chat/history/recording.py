@@ -64,10 +64,10 @@ def status_of(stats: TurnStats | None, error: str | None) -> str:
 class TurnRecorder:
     """Writes one assistant turn to the history while it is generated (runs in the worker thread)."""
 
-    def __init__(self, store: HistoryStore, conversation: int, model: str, effort: str) -> None:
+    def __init__(self, store: HistoryStore, conversation_id: int, model: str, effort: str) -> None:
         self.store = store
-        self.conversation = conversation
-        self.turn = store.begin_turn(conversation, model, effort)
+        self.conversation_id = conversation_id
+        self.turn = store.begin_turn(conversation_id, model, effort)
         self._partial: list[str] = []
         self._saved_at = time.monotonic()
 
@@ -76,7 +76,7 @@ class TurnRecorder:
         if isinstance(event, MessageFinished):
             self._partial = []
             if not (event.truncated and is_tool_recipient(event.message.recipient)):
-                self.store.add_message(self.conversation, event.message, self.turn)
+                self.store.add_message(self.conversation_id, event.message, self.turn)
         elif isinstance(event, ContentDelta) and display_of(event.channel, event.recipient) is Display.ANSWER:
             self._partial.append(event.text)
             if time.monotonic() - self._saved_at >= PARTIAL_EVERY_S:
@@ -85,7 +85,7 @@ class TurnRecorder:
 
     def add_summary(self, text: str, figures: Mapping[str, Any]) -> None:
         """Store a reasoning summary the user was shown, with what it cost (searchable, never a message)."""
-        self.store.add_summary(self.conversation, self.turn, text, dict(figures))
+        self.store.add_summary(self.conversation_id, self.turn, text, dict(figures))
 
     def finish(self, stats: TurnStats | None, error: str | None = None) -> None:
         """Record how the turn ended."""

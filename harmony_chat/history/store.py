@@ -16,17 +16,13 @@ from typing import Any
 
 from openai_harmony import Message, Role, ToolDescription
 
+from harmony_chat.harmony.messages import message_text
 from harmony_chat.harmony.visibility import Storage, is_answer, rule_of
 from harmony_chat.history.db import HistoryError, open_database, reading, transaction
 from harmony_chat.history.instances import InstanceLock, if_gone, instances_folder, sweep
 from harmony_chat.history.text import ConversationHit, auto_title, fold, make_snippet, query_terms
 
 TURN_STATUSES = ("generating", "complete", "stopped", "truncated", "error", "interrupted")
-
-
-def message_text(message: Message) -> str:
-    """The plain text of a harmony message."""
-    return "".join(getattr(part, "text", "") for part in message.content)
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,7 +124,7 @@ class HistoryStore:
             return int(cursor.lastrowid or 0)
 
     def add_message(
-        self, conversation: int, message: Message, turn: int | None = None, meta: dict[str, Any] | None = None
+        self, conversation_id: int, message: Message, turn: int | None = None, meta: dict[str, Any] | None = None
     ) -> int | None:
         """Store one message (skips analysis unless ``store_analysis``) with ``meta`` beside it; return its id."""
         analysis = rule_of(message).storage is Storage.WITH_ANALYSIS
@@ -142,7 +138,7 @@ class HistoryStore:
                 "INSERT INTO messages (conversation_id, turn_id, role, channel, recipient, is_analysis, text, "
                 "message_json, meta_json, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
-                    conversation,
+                    conversation_id,
                     turn,
                     role,
                     message.channel,
@@ -158,43 +154,44 @@ class HistoryStore:
             if role == "user" or is_answer(message):
                 db.execute(
                     "INSERT INTO search (text, conversation_id, message_id) VALUES (?, ?, ?)",
-                    (fold(text), conversation, message_id),
+                    (fold(text), conversation_id, message_id),
                 )
             if role == "user":
                 db.execute(
-                    "UPDATE conversations SET title = ? WHERE id = ? AND title = ''", (auto_title(text), conversation)
+                    "UPDATE conversations SET title = ? WHERE id = ? AND title = ''",
+                    (auto_title(text), conversation_id),
                 )
             if turn is not None:  # the streamed answer is stored now: recovery must not add it again
                 db.execute("UPDATE turns SET partial_text = '' WHERE id = ?", (turn,))
-            db.execute("UPDATE conversations SET updated_at = ? WHERE id = ?", (now, conversation))
+            db.execute("UPDATE conversations SET updated_at = ? WHERE id = ?", (now, conversation_id))
             return message_id
 
-    def add_summary(self, conversation: int, turn: int | None, text: str, figures: dict[str, Any]) -> int:
+    def add_summary(self, conversation_id: int, turn: int | None, text: str, figures: dict[str, Any]) -> int:
         """Store a reasoning summary (searchable); return its id. It never comes back as a message."""
         now = time.time()
         with transaction(self.path) as db:
             cursor = db.execute(
                 "INSERT INTO messages (conversation_id, turn_id, role, kind, text, message_json, meta_json, "
                 "created_at) VALUES (?, ?, 'assistant', 'summary', ?, '{}', ?, ?)",
-                (conversation, turn, text, json.dumps(figures), now),
+                (conversation_id, turn, text, json.dumps(figures), now),
             )
             summary_id = int(cursor.lastrowid or 0)
             db.execute(
                 "INSERT INTO search (text, conversation_id, message_id) VALUES (?, ?, ?)",
-                (fold(text), conversation, summary_id),
+                (fold(text), conversation_id, summary_id),
             )
             return summary_id
 
-    def begin_turn(self, conversation: int, model: str, effort: str) -> int:
+    def begin_turn(self, conversation_id: int, model: str, effort: str) -> int:
         """Record that an assistant turn started (status ``generating`` until it ends), owned by this process."""
         instance = self.instance.claim()
         with transaction(self.path) as db:
             cursor = db.execute(
                 "INSERT INTO turns (conversation_id, model, effort, status, started_at, instance) "
                 "VALUES (?, ?, ?, ?, ?, ?)",
-                (conversation, model, effort, "generating", time.time(), instance),
+                (conversation_id, model, effort, "generating", time.time(), instance),
             )
-            db.execute("UPDATE conversations SET model = ? WHERE id = ?", (model, conversation))
+            db.execute("UPDATE conversations SET model = ? WHERE id = ?", (model, conversation_id))
             return int(cursor.lastrowid or 0)
 
     def save_partial(self, turn: int, text: str) -> None:
@@ -279,16 +276,16 @@ class HistoryStore:
         found = self.list_conversations(limit=1)
         return found[0].id if found else None
 
-    def load(self, conversation: int) -> StoredConversation:
+    def load(self, conversation_id: int) -> StoredConversation:
         """Read a whole conversation.
 
         Raises:
             HistoryError: if there is no such conversation.
         """
         with reading(self.path) as db:
-            row = db.execute("SELECT * FROM conversations WHERE id = ?", (conversation,)).fetchone()
+            row = db.execute("SELECT * FROM conversations WHERE id = ?", (conversation_id,)).fetchone()
             if row is None:
-                raise HistoryError(f"no conversation {conversation} in the history")
+                raise HistoryError(f"no conversation {conversation_id} in the history")
             stored = StoredConversation(
                 row["id"],
                 row["title"],
@@ -297,7 +294,9 @@ class HistoryStore:
                 json.loads(row["settings_json"]),
                 updated_at=row["updated_at"],
             )
-            for message in db.execute("SELECT * FROM messages WHERE conversation_id = ? ORDER BY id", (conversation,)):
+            for message in db.execute(
+                "SELECT * FROM messages WHERE conversation_id = ? ORDER BY id", (conversation_id,)
+            ):
                 if message["kind"] == "summary":
                     figures = json.loads(message["meta_json"])
                     stored.summaries.append(StoredSummary(message["id"], message["turn_id"], message["text"], figures))
@@ -308,7 +307,7 @@ class HistoryStore:
                 stored.message_ids.append(int(message["id"]))
                 stored.message_meta.append(json.loads(message["meta_json"]))
                 stored.message_times.append(float(message["created_at"]))
-            for turn in db.execute("SELECT * FROM turns WHERE conversation_id = ? ORDER BY id", (conversation,)):
+            for turn in db.execute("SELECT * FROM turns WHERE conversation_id = ? ORDER BY id", (conversation_id,)):
                 stored.turns.append(
                     TurnRow(
                         turn["id"],
@@ -358,23 +357,23 @@ class HistoryStore:
                 best[int(row["id"])] = ConversationHit(int(row["id"]), row["title"], snippet, highlights)
         return list(best.values())[:limit]
 
-    def rename(self, conversation: int, title: str) -> None:
+    def rename(self, conversation_id: int, title: str) -> None:
         """Give a conversation another title (kept from now on, whatever its first message becomes)."""
         with transaction(self.path) as db:
             changed = db.execute(
-                "UPDATE conversations SET title = ?, title_custom = 1 WHERE id = ?", (title, conversation)
+                "UPDATE conversations SET title = ?, title_custom = 1 WHERE id = ?", (title, conversation_id)
             ).rowcount
             if changed == 0:
-                raise HistoryError(f"no conversation {conversation} in the history")
+                raise HistoryError(f"no conversation {conversation_id} in the history")
 
-    def delete(self, conversation: int) -> None:
+    def delete(self, conversation_id: int) -> None:
         """Delete a conversation with its messages, turns and search entries."""
         with transaction(self.path) as db:
-            db.execute("DELETE FROM search WHERE conversation_id = ?", (conversation,))
-            if db.execute("DELETE FROM conversations WHERE id = ?", (conversation,)).rowcount == 0:
-                raise HistoryError(f"no conversation {conversation} in the history")
+            db.execute("DELETE FROM search WHERE conversation_id = ?", (conversation_id,))
+            if db.execute("DELETE FROM conversations WHERE id = ?", (conversation_id,)).rowcount == 0:
+                raise HistoryError(f"no conversation {conversation_id} in the history")
 
-    def drop_exchange(self, conversation: int, user_message: int, keep_user: bool) -> None:
+    def drop_exchange(self, conversation_id: int, user_message: int, keep_user: bool) -> None:
         """Forget what followed ``user_message``, and the message too unless ``keep_user``.
 
         Its messages, their search entries and the turns started since go; the automatic title
@@ -385,25 +384,26 @@ class HistoryStore:
             row = db.execute("SELECT created_at FROM messages WHERE id = ?", (user_message,)).fetchone()
             db.execute(
                 "DELETE FROM search WHERE conversation_id = ? AND CAST(message_id AS INTEGER) > ?",
-                (conversation, cutoff),
+                (conversation_id, cutoff),
             )
-            db.execute("DELETE FROM messages WHERE conversation_id = ? AND id > ?", (conversation, cutoff))
+            db.execute("DELETE FROM messages WHERE conversation_id = ? AND id > ?", (conversation_id, cutoff))
             if row is not None:
                 db.execute(
-                    "DELETE FROM turns WHERE conversation_id = ? AND started_at >= ?", (conversation, row["created_at"])
+                    "DELETE FROM turns WHERE conversation_id = ? AND started_at >= ?",
+                    (conversation_id, row["created_at"]),
                 )
             first = db.execute(
                 "SELECT text FROM messages WHERE conversation_id = ? AND role = 'user' ORDER BY id LIMIT 1",
-                (conversation,),
+                (conversation_id,),
             ).fetchone()
             db.execute(
                 "UPDATE conversations SET title = ? WHERE id = ? AND title_custom = 0",
-                (auto_title(first["text"]) if first else "", conversation),
+                (auto_title(first["text"]) if first else "", conversation_id),
             )
 
     def import_messages(self, messages: list[Message], settings: dict[str, Any], model: str = "imported") -> int:
         """Store messages of an imported conversation; return its id."""
-        conversation = self.create_conversation(settings, model)
+        conversation_id = self.create_conversation(settings, model)
         for message in messages:
-            self.add_message(conversation, message)
-        return conversation
+            self.add_message(conversation_id, message)
+        return conversation_id

@@ -63,7 +63,7 @@ def query_terms(query: str) -> list[str]:
 class ConversationHit:
     """One conversation found by a search, with its best-matching message cut to a snippet."""
 
-    conversation: int
+    conversation_id: int
     title: str
     snippet: str
     highlights: tuple[tuple[int, int], ...]

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
 from harmony_chat.harmony.session import ResponseFormat
 from harmony_chat.server.errors import ApiError
-from harmony_chat.server.harmony_request import HarmonyRequest, parse_effort
+from harmony_chat.server.harmony_request import HarmonyRequest, request_effort
 from harmony_chat.server.sampling_request import SamplingAsk, parse_logit_bias, parse_logprobs
 from harmony_chat.server.stop_sequences import MAX_STOP_SEQUENCES
 
@@ -208,7 +208,7 @@ def chat_harmony_request(request: ChatRequest) -> HarmonyRequest:
         raise ApiError(400, "audio output is not supported", param="audio")
     reasoning_effort = request.reasoning.effort if request.reasoning else None
     harmony_request = HarmonyRequest(
-        effort=parse_effort(request.reasoning_effort or reasoning_effort, "reasoning_effort")
+        effort=request_effort(request.reasoning_effort or reasoning_effort, "reasoning_effort")
     )
     for index, tool in enumerate(request.tools or []):
         if tool.type != "function" or tool.function is None:

@@ -20,7 +20,7 @@ from harmony_chat.backends.base import SamplingParams
 from harmony_chat.backends.schema_errors import UnenforceableSchema
 from harmony_chat.backends.schema_grammar import check_enforceable
 from harmony_chat.generation.turn import TurnOptions
-from harmony_chat.harmony.effort import Effort
+from harmony_chat.harmony.effort import Effort, parse_effort
 from harmony_chat.harmony.session import ChatSession, ResponseFormat
 from harmony_chat.server.errors import ApiError
 from harmony_chat.server.sampling_request import SamplingAsk
@@ -32,7 +32,6 @@ if TYPE_CHECKING:
     from harmony_chat.backends.base import ModelBackend
 
 _FUNCTION_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
-_EFFORTS: dict[str, Effort] = {"low": "low", "minimal": "low", "medium": "medium", "high": "high"}
 
 
 @dataclass(slots=True)
@@ -60,18 +59,18 @@ class ServedModel:
         self.close()
 
 
-def parse_effort(value: str | None, param: str) -> Effort | None:
-    """A request's reasoning effort (``minimal`` counts as ``low``).
+def request_effort(value: str | None, param: str) -> Effort | None:
+    """A request's reasoning effort, read by :func:`parse_effort`: None when not given, ``minimal`` as ``low``.
 
     Raises:
-        ApiError: 400 for any other value.
+        ApiError: 400 naming ``param`` for any other value (never ValueError, which is parse_effort's).
     """
     if value is None:
         return None
-    effort = _EFFORTS.get(value.strip().lower())
-    if effort is None:
-        raise ApiError(400, f"{param} must be low, medium or high, not {value!r}", param=param)
-    return effort
+    try:
+        return parse_effort("low" if value.strip().lower() == "minimal" else value)
+    except ValueError:
+        raise ApiError(400, f"{param} must be low, medium or high, not {value!r}", param=param) from None
 
 
 @dataclass(slots=True)

@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
 from harmony_chat.harmony.session import ResponseFormat
 from harmony_chat.server.errors import ApiError
-from harmony_chat.server.harmony_request import HarmonyRequest, parse_effort
+from harmony_chat.server.harmony_request import HarmonyRequest, request_effort
 from harmony_chat.server.reasoning_seal import ReasoningSeal, SealError, SealKeyError
 from harmony_chat.server.sampling_request import SamplingAsk, parse_logprobs
 
@@ -312,7 +312,7 @@ def responses_harmony_request(request: ResponsesRequest, items: list[Item]) -> H
         ApiError: 400 for non-function tools, an effort or a format the server does not know,
             or nothing to answer.
     """
-    effort = parse_effort(request.reasoning.effort if request.reasoning else None, "reasoning.effort")
+    effort = request_effort(request.reasoning.effort if request.reasoning else None, "reasoning.effort")
     harmony_request = HarmonyRequest(effort=effort)
     if request.instructions:
         harmony_request.instructions.append(request.instructions)

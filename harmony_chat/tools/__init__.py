@@ -22,7 +22,7 @@ a second, so do it off the UI thread)::
     box = McpToolbox(servers, on_notice=..., on_change=...)  # callbacks run on the toolbox thread
     box.start()               # returns at once; servers connect in the background
     box.wait_ready(10.0)      # ask/tests: block until no server is still starting
-    box.take_notices()        # one line per server that failed to start or stopped
+    box.notices()             # one line per server that failed to start or stopped, oldest first
     box.servers_status()      # [ServerStatus(name, state, target, tool_count, error, protocol)]
     box.set_enabled("web", False)
     box.close()               # stops every server process and the loop thread

@@ -21,7 +21,6 @@ TOOL_STATUSES: tuple[ToolStatus, ...] = ("done", "failed", "timeout", "cancelled
 ApprovalMode = Literal["ask", "all", "none"]
 """Whose approval a tool call needs: ``ask`` the user for each call, run ``all`` without asking, or run ``none``
 (the conversation core applies it, see :mod:`harmony_chat.chat.approval`)."""
-APPROVAL_MODES: tuple[ApprovalMode, ...] = ("ask", "all", "none")
 
 DEFAULT_TOOL_TIMEOUT_S = 120.0
 """A reasonable ``timeout_s`` for ``ToolProvider.call`` when the user configured none."""

@@ -3,7 +3,7 @@
 The toolbox runs its own asyncio loop in a daemon thread, so a Textual app and the blocking
 ``ask`` command use it the same way. ``start`` returns at once and servers connect in the
 background; ``wait_ready`` blocks until none is still starting. A server that fails becomes one
-notice (``take_notices``, ``notices`` or the ``on_notice`` callback), never an exception.
+notice (``notices`` or the ``on_notice`` callback), never an exception.
 ``call`` blocks its caller (a worker thread, never the loop's), polls ``should_stop`` every
 50 ms, and turns every failure into a ``ToolResult``. ``close`` stops every server and the loop.
 Callbacks run on the toolbox's thread: a UI must hand them over to its own thread.
@@ -56,7 +56,6 @@ class McpToolbox:
         self._on_notice = on_notice
         self._on_change = on_change
         self._notices: list[str] = []
-        self._unread = 0
         self._connections = {
             name: ServerConnection(
                 name,
@@ -184,13 +183,6 @@ class McpToolbox:
         """Every notice so far (servers that failed to start or stopped), oldest first."""
         with self._lock:
             return list(self._notices)
-
-    def take_notices(self) -> list[str]:
-        """The notices not taken before."""
-        with self._lock:
-            fresh = self._notices[self._unread :]
-            self._unread = len(self._notices)
-            return fresh
 
     def servers_status(self) -> list[ServerStatus]:
         """Each configured server's state, tool count and error, in config order."""

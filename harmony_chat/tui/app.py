@@ -17,6 +17,7 @@ from textual.screen import Screen
 
 from harmony_chat.chat.factory import BackendFactory, create_backend
 from harmony_chat.chat.options import ChatOptions
+from harmony_chat.config import DEFAULT_THEME
 from harmony_chat.gguf.discovery import FoundModel
 from harmony_chat.history.store import HistoryStore
 from harmony_chat.preferences import Preferences
@@ -26,7 +27,7 @@ from harmony_chat.tui.hangup import CHECK_S, hung_up
 from harmony_chat.tui.literal import visible
 from harmony_chat.tui.screens.chat import ChatScreen
 from harmony_chat.tui.screens.help import HelpScreen
-from harmony_chat.tui.themes import DEFAULT_THEME, choose_theme, load_themes
+from harmony_chat.tui.themes import choose_theme, load_themes
 
 SWITCH_INTERVAL_S = 0.0005
 """How often Python hands the GIL between the UI and the generation thread."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from harmony_chat.harmony.messages import message_text
 from harmony_chat.harmony.visibility import MessageKind, message_kind
 
 if TYPE_CHECKING:
@@ -35,7 +36,7 @@ def browser_of(conversation: ChatConversation) -> BrowserTool | None:
 def browser_views(messages: Sequence[Message]) -> list[str]:
     """The texts of the browser's results among ``messages``, in order."""
     return [
-        "".join(getattr(part, "text", "") for part in message.content)
+        message_text(message)
         for message in messages
         if message_kind(message) is MessageKind.TOOL_RESULT and (message.author.name or "").startswith(BROWSER_PREFIX)
     ]

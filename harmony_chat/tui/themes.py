@@ -4,17 +4,16 @@ from __future__ import annotations
 
 import tomllib
 from dataclasses import dataclass, field
-from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
 from textual.app import App, InvalidThemeError
 from textual.theme import Theme
 
-from harmony_chat.locations import config_dir
+from harmony_chat.config import DEFAULT_THEME
+from harmony_chat.locations import bundled_theme_dir, user_theme_dir
 from harmony_chat.preferences import NotSaved, Preferences
 
-DEFAULT_THEME = "harmony-dark"
 _COLOURS = (
     "primary",
     "secondary",
@@ -37,17 +36,6 @@ class LoadedThemes:
 
     themes: list[Theme] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
-
-
-def bundled_theme_dir() -> Path:
-    """The installed ``themes/`` folder (``harmony_chat/_themes`` in a wheel, ``themes/`` in a checkout)."""
-    installed = Path(str(files("harmony_chat") / "_themes"))
-    return installed if installed.is_dir() else Path(__file__).resolve().parents[2] / "themes"
-
-
-def user_theme_dir() -> Path:
-    """Where users drop their own theme files."""
-    return config_dir() / "themes"
 
 
 def parse_theme(path: Path, fallback: dict[str, str] | None = None) -> Theme:

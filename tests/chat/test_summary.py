@@ -216,7 +216,7 @@ def test_summaries_are_stored_searchable_and_never_resumed_as_messages(
     assert kept.text.startswith("I looked up") and kept.figures["generated_tokens"] > 0
     assert all("I looked up" not in str(message.content) for message in stored.messages)
     assert len(stored.messages) == 2  # the user's message and the answer: analysis is not stored
-    assert [hit.conversation for hit in store.search("looked up")] == [conversation]
+    assert [hit.conversation_id for hit in store.search("looked up")] == [conversation]
     assert store.list_conversations()[0].messages == 2
     markdown = to_markdown(stored)
     assert markdown.index("## You") < markdown.index("Reasoning summary (written by the model)")

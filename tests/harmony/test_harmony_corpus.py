@@ -17,10 +17,11 @@ from openai_harmony import HarmonyEncoding
 from harmony_chat.backends.replay import ReplayBackend
 from harmony_chat.cli import main
 from harmony_chat.generation.turn import TurnOptions, run_turn
+from harmony_chat.harmony.messages import message_text
 from harmony_chat.harmony.session import ChatSession
 from harmony_chat.harmony.visibility import Display, display_of
 from harmony_chat.history.export import to_json, to_markdown
-from harmony_chat.history.store import HistoryStore, message_text
+from harmony_chat.history.store import HistoryStore
 from tests.harmony_corpus import CASES, Case, check_turn
 
 pytestmark = pytest.mark.parametrize("case", CASES, ids=[case.name for case in CASES])

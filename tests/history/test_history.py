@@ -104,7 +104,7 @@ def test_resume_keeps_the_prompt_prefix(chat: tuple[HistoryStore, int, ChatSessi
 def test_search_covers_user_messages_and_finals_with_non_ascii(chat: tuple[HistoryStore, int, ChatSession]) -> None:
     store, conversation, _ = chat
     for query in ("東京", "tokyo", "cafe", "晴れ", "sunny"):
-        assert [hit.conversation for hit in store.search(query)] == [conversation], query
+        assert [hit.conversation_id for hit in store.search(query)] == [conversation], query
     assert store.search("moment") == []  # preambles are not indexed
     assert store.search("reasoning") == []
     assert store.search('"') == [] and store.search("") == []
@@ -241,12 +241,12 @@ def test_the_title_follows_an_edit_of_the_first_message(tmp_path: Path, encoding
     link = ConversationLink(store)
     session.add_user("What is 2 + 3?")
     link.record_user(session, "What is 2 + 3?", "tiny")
-    record_turn(store, link.conversation or 0, session, encoding)
+    record_turn(store, link.conversation_id or 0, session, encoding)
     link.drop_last_exchange(keep_user=False)  # /edit of the first (and only) message
     link.record_user(session, "What is 2 + 2?", "tiny")
     (row,) = store.list_conversations()
     assert row.title == "What is 2 + 2?"
-    assert [hit.conversation for hit in store.search("2 + 3")] == []
+    assert [hit.conversation_id for hit in store.search("2 + 3")] == []
     store.rename(row.id, "Sums")
     link.drop_last_exchange(keep_user=False)
     link.record_user(session, "What is 2 + 5?", "tiny")

@@ -137,8 +137,8 @@ def test_schema_1_is_migrated(tmp_path: Path) -> None:
     with sqlite3.connect(path) as db:
         assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     db.close()
-    assert [hit.conversation for hit in store.search("東京")] == [1]
-    assert [hit.conversation for hit in store.search("Прив")] == [2]
+    assert [hit.conversation_id for hit in store.search("東京")] == [1]
+    assert [hit.conversation_id for hit in store.search("Прив")] == [2]
     assert store.recover_interrupted() == 1  # a turn from before turns had owners
     assert store.load(1).messages[-1].content[0].text == "half an answer"
     stored = store.load(2)

@@ -41,14 +41,14 @@ def store(tmp_path: Path) -> HistoryStore:
 def test_search_finds_words_inside_any_script(store: HistoryStore, text: str, query: str) -> None:
     wanted = conversation_with(store, text)
     conversation_with(store, "Something else entirely: 大阪 and Пока")
-    assert [hit.conversation for hit in store.search(query)] == [wanted]
+    assert [hit.conversation_id for hit in store.search(query)] == [wanted]
 
 
 def test_every_word_must_match_and_kana_keep_their_marks(store: HistoryStore) -> None:
     both = conversation_with(store, "東京の天気はどうですか？ sunny")
     conversation_with(store, "東京 only")
-    assert [hit.conversation for hit in store.search("東京 sunny")] == [both]
-    assert [hit.conversation for hit in store.search("東 sun")] == [both]
+    assert [hit.conversation_id for hit in store.search("東京 sunny")] == [both]
+    assert [hit.conversation_id for hit in store.search("東 sun")] == [both]
     assert store.search("かき") == [] and fold("が") == "が"  # が is not か
     assert store.search('" OR *') == [] and store.search("   ") == []
 
@@ -56,7 +56,7 @@ def test_every_word_must_match_and_kana_keep_their_marks(store: HistoryStore) ->
 def test_snippets_keep_the_matched_word_with_its_offsets(store: HistoryStore) -> None:
     conversation = conversation_with(store, "Who wrote Romeo and Juliet? And [b]when[/b]?")
     (hit,) = store.search("juliet")
-    assert hit.conversation == conversation
+    assert hit.conversation_id == conversation
     assert hit.snippet == "Who wrote Romeo and Juliet? And [b]when[/b]?"
     assert [hit.snippet[start:end] for start, end in hit.highlights] == ["Juliet"]
 

@@ -15,7 +15,8 @@ from openai import BadRequestError, NotFoundError
 from openai_harmony import HarmonyEncoding
 
 from harmony_chat.backends.base import SamplingParams
-from harmony_chat.server.harmony_request import ServedModel
+from harmony_chat.server.errors import ApiError
+from harmony_chat.server.harmony_request import ServedModel, request_effort
 from harmony_chat.server.sampling_request import SamplingAsk, check_sampling, parse_logit_bias
 from tests.helpers import ids
 from tests.server.conftest import DATE, PromptRecordingReplay, replay_server, running
@@ -210,3 +211,14 @@ def test_the_server_passes_penalties_and_bias_to_a_backend_that_takes_them(encod
     assert (asked.frequency_penalty, asked.presence_penalty) == (0.5, -1.5)
     assert asked.logit_bias == {17: 3.0, 18: -100.0} and asked.logprobs is None
     assert (plain.frequency_penalty, plain.presence_penalty, plain.logit_bias) == (0.0, 0.0, None)
+
+
+def test_a_requests_effort_is_parse_effort_with_the_apis_contract() -> None:
+    """``request_effort``: not given is None, ``minimal`` is ``low``, and a bad value is a 400 naming the field."""
+    assert request_effort(None, "reasoning_effort") is None
+    assert request_effort(" HIGH ", "reasoning_effort") == "high"
+    assert request_effort("minimal", "reasoning.effort") == "low"
+    with pytest.raises(ApiError) as refused:
+        request_effort("extreme", "reasoning.effort")
+    assert refused.value.status == 400 and refused.value.param == "reasoning.effort"
+    assert "'extreme'" in refused.value.message

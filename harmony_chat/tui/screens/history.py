@@ -45,7 +45,7 @@ def hit_prompt(hit: ConversationHit) -> Content:
     snippet = literal(hit.snippet)
     for start, end in hit.highlights:
         snippet = snippet.stylize(MATCH_STYLE, _shown_offset(hit.snippet, start), _shown_offset(hit.snippet, end))
-    return Content.assemble(f"#{hit.conversation}  ", literal(hit.title), "\n    ", snippet)
+    return Content.assemble(f"#{hit.conversation_id}  ", literal(hit.title), "\n    ", snippet)
 
 
 @dataclass
@@ -62,7 +62,7 @@ class Listed(Message):
 class Changed(Message):
     """A worker applied a change to a conversation (``gone``: it was deleted elsewhere first)."""
 
-    conversation: int
+    conversation_id: int
     gone: bool = False
     error: str | None = None
 
@@ -71,7 +71,7 @@ class Changed(Message):
 class TitleRead(Message):
     """A worker read a conversation's title for renaming (None: see ``gone`` and ``error``)."""
 
-    conversation: int
+    conversation_id: int
     title: str | None
     gone: bool = False
     error: str | None = None
@@ -82,7 +82,7 @@ def list_rows(store: HistoryStore, query: str) -> list[tuple[int, Content]]:
     rows: list[tuple[int, Content]] = []
     if query.strip():
         for hit in store.search(query):
-            rows.append((hit.conversation, hit_prompt(hit)))
+            rows.append((hit.conversation_id, hit_prompt(hit)))
         return rows
     for row in store.list_conversations():
         when = local_time(row.updated_at)
@@ -206,7 +206,7 @@ class HistoryScreen(ModalScreen[int | None]):
         if message.error:
             self.notify(message.error, severity="error", markup=False)
         self.options.clear_options()
-        self.ids = [conversation for conversation, _ in message.rows]
+        self.ids = [conversation_id for conversation_id, _ in message.rows]
         self.options.add_options([Option(option) for _, option in message.rows])
         if self.ids:
             self.options.highlighted = 0
@@ -214,31 +214,31 @@ class HistoryScreen(ModalScreen[int | None]):
     def _refresh(self) -> None:
         self.refresh_list(self.query_one("#history-search", Input).value)
 
-    def _changed_elsewhere(self, conversation: int) -> None:
+    def _changed_elsewhere(self, conversation_id: int) -> None:
         self.notify(
-            f"Conversation #{conversation} is no longer in the history (deleted elsewhere); the list is refreshed.",
+            f"Conversation #{conversation_id} is no longer in the history (deleted elsewhere); the list is refreshed.",
             severity="warning",
             markup=False,
         )
         self._refresh()
 
     @work(thread=True, exit_on_error=False, group="history-change", description="Changing the history")
-    def _change(self, conversation: int, change: Callable[[], None]) -> None:
+    def _change(self, conversation_id: int, change: Callable[[], None]) -> None:
         """Apply a change to the store; a conversation gone meanwhile gives a notice and a refresh."""
         try:
             change()
         except HistoryError:
-            self.post_message(Changed(conversation, gone=True))
+            self.post_message(Changed(conversation_id, gone=True))
             return
         except (HarmonyChatError, OSError, sqlite3.Error) as error:
-            self.post_message(Changed(conversation, error=f"The history could not be changed: {error}"))
+            self.post_message(Changed(conversation_id, error=f"The history could not be changed: {error}"))
             return
-        self.post_message(Changed(conversation))
+        self.post_message(Changed(conversation_id))
 
     def on_changed(self, message: Changed) -> None:
         """Show the outcome of a change."""
         if message.gone:
-            self._changed_elsewhere(message.conversation)
+            self._changed_elsewhere(message.conversation_id)
         elif message.error:
             self.notify(message.error, severity="error", markup=False)
         else:
@@ -267,26 +267,26 @@ class HistoryScreen(ModalScreen[int | None]):
 
     def action_rename(self) -> None:
         """Rename the highlighted conversation (its stored title is read first, by a worker)."""
-        conversation = self._selected()
-        if conversation is not None:
-            self._read_title(conversation)
+        conversation_id = self._selected()
+        if conversation_id is not None:
+            self._read_title(conversation_id)
 
     @work(thread=True, exit_on_error=False, group="history-change", description="Reading a title")
-    def _read_title(self, conversation: int) -> None:
+    def _read_title(self, conversation_id: int) -> None:
         try:
-            title = self.store.load(conversation).title
+            title = self.store.load(conversation_id).title
         except HistoryError:
-            self.post_message(TitleRead(conversation, None, gone=True))
+            self.post_message(TitleRead(conversation_id, None, gone=True))
         except (HarmonyChatError, OSError, sqlite3.Error) as error:
-            self.post_message(TitleRead(conversation, None, error=f"The history could not be read: {error}"))
+            self.post_message(TitleRead(conversation_id, None, error=f"The history could not be read: {error}"))
         else:
-            self.post_message(TitleRead(conversation, title))
+            self.post_message(TitleRead(conversation_id, title))
 
     def on_title_read(self, message: TitleRead) -> None:
         """Ask for the new title."""
-        conversation, title = message.conversation, message.title
+        conversation_id, title = message.conversation_id, message.title
         if message.gone:
-            self._changed_elsewhere(conversation)
+            self._changed_elsewhere(conversation_id)
             return
         if title is None:
             self.notify(message.error or "The history could not be read.", severity="error", markup=False)
@@ -294,18 +294,18 @@ class HistoryScreen(ModalScreen[int | None]):
 
         def done(new_title: str | None) -> None:
             if new_title:
-                self._change(conversation, lambda: self.store.rename(conversation, new_title))
+                self._change(conversation_id, lambda: self.store.rename(conversation_id, new_title))
 
         self.app.push_screen(RenameScreen(title), done)
 
     def action_delete(self) -> None:
         """Delete the highlighted conversation, after confirmation."""
-        conversation = self._selected()
-        if conversation is None:
+        conversation_id = self._selected()
+        if conversation_id is None:
             return
 
         def done(confirmed: bool | None) -> None:
             if confirmed:
-                self._change(conversation, lambda: self.store.delete(conversation))
+                self._change(conversation_id, lambda: self.store.delete(conversation_id))
 
-        self.app.push_screen(ConfirmScreen(f"Delete conversation #{conversation} for good?"), done)
+        self.app.push_screen(ConfirmScreen(f"Delete conversation #{conversation_id} for good?"), done)
