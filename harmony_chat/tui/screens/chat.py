@@ -1,39 +1,41 @@
 """The chat screen: conversation, prompt, status bar, token inspector; renders a conversation and asks.
 
 The conversation itself (session, model, effort, history, tools) is a
-:class:`~harmony_chat.chat.conversation.ChatConversation`; the screen drives it from worker
-threads (one at a time, in order) and renders the events it yields. Nothing here edits the
-session or writes the history.
-
-The screen owns what the user sets for the chat as reactives: ``effort``, ``reasoning``, ``debug``
-and ``state``. The status bar is bound to them (``data_bind``) and their watchers carry each
-change to the conversation and the view, so no value is copied by hand. Separable concerns are
-collaborators built with what they need: :class:`~harmony_chat.tui.screens.loading.ModelLoader`
-(loads), :class:`~harmony_chat.tui.screens.tooling.ChatTools` (tools and their approval) and
+:class:`~harmony_chat.chat.conversation.ChatConversation`. The screen composes the widgets,
+routes the messages and renders the events the conversation yields; nothing here edits the
+session or writes the history. What runs on the conversation is a collaborator's, built with
+what it needs: :class:`~harmony_chat.tui.turn_controller.TurnController` (a turn's start, stop
+and end, and every worker on the conversation, one at a time),
+:class:`~harmony_chat.tui.screens.loading.ModelLoader` (loads),
+:class:`~harmony_chat.tui.screens.tooling.ChatTools` (tools),
+:class:`~harmony_chat.tui.screens.approving.ApprovalFlow` (the approval modal) and
 :class:`~harmony_chat.preferences.Preferences` (what a choice saves to the config file).
+
+What the status bar shows is one value, :class:`~harmony_chat.tui.status.StatusState`, held in
+``status_state``, changed with ``replace`` and bound to the bar (``data_bind``). The reasoning
+mode, debug mode and state the screen exposes are that value's; the effort has one home, the
+conversation's (the screen reads it, the status value follows it).
 """
 
 from __future__ import annotations
 
-import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from textual import events, on, work
+from textual import getters, on, work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, VerticalScroll
 from textual.reactive import var
 from textual.screen import Screen
 from textual.widget import MountError, Widget
 
-from harmony_chat.chat.approval import Choice, Decision
-from harmony_chat.chat.events import ChatEvent, Notice, ReasoningSummary, ToolFinished
+from harmony_chat.chat.events import Notice, ReasoningSummary, ToolFinished
 from harmony_chat.collector import release, settle
-from harmony_chat.errors import HarmonyChatError
 from harmony_chat.generation.turn import PromptReady, TurnStats
 from harmony_chat.harmony.effort import Effort, next_effort, parse_effort
 from harmony_chat.harmony.visibility import ReasoningMode
@@ -55,12 +57,15 @@ from harmony_chat.tui.messages import (
     TurnEvents,
 )
 from harmony_chat.tui.render_caches import release_removed_widgets
+from harmony_chat.tui.screens.approving import ApprovalFlow
 from harmony_chat.tui.screens.loading import ModelLoader
 from harmony_chat.tui.screens.reasoning import MODE_HELP, known_mode, next_mode, switch_summarizer
-from harmony_chat.tui.screens.tooling import SERVERS_REFRESH_S, STOPPED_REASON, ChatTools, TurnContext, server_label
+from harmony_chat.tui.screens.tooling import SERVERS_REFRESH_S, ChatTools, server_label
 from harmony_chat.tui.slash import SlashCommand, SlashError, parse_slash
+from harmony_chat.tui.status import StatusState
 from harmony_chat.tui.stored import stored_exchanges
 from harmony_chat.tui.themes import choose_theme
+from harmony_chat.tui.turn_controller import Operation, TurnController
 from harmony_chat.tui.widgets.chat_log import ChatLog
 from harmony_chat.tui.widgets.inspector import TokenInspector
 from harmony_chat.tui.widgets.prompt import PromptInput
@@ -73,11 +78,6 @@ if TYPE_CHECKING:
     from harmony_chat.chat.factory import BackendFactory, LoadedModel
     from harmony_chat.chat.options import ChatOptions
     from harmony_chat.history.store import HistoryStore
-    from harmony_chat.tui.messages import ApprovalAnswer
-    from harmony_chat.tui.screens.approval import ApprovalScreen
-
-Operation = Callable[[Callable[[], bool]], Iterator[ChatEvent]]
-"""A generating method of the conversation, given the turn's stop flag."""
 
 
 class ChatScreen(Screen[None]):
@@ -104,14 +104,17 @@ class ChatScreen(Screen[None]):
     ChatScreen.-debug #inspector { display: block; }
     """
 
-    effort: var[Effort] = var("medium", always_update=True)
-    """The reasoning effort of the next turn (the conversation follows it, whenever it is set)."""
-    reasoning: var[ReasoningMode] = var("hidden")
-    """What the chat shows of the reasoning: ``hidden``, ``summary`` or ``raw``."""
-    debug = var(False)
-    """Debug mode: the raw analysis and the token inspector shown, whatever the reasoning mode."""
-    state = var("idle")
-    """What the chat is doing (``idle``, ``loading``, ``thinking``, ``answering``, ``error``, ...)."""
+    status_state: var[StatusState] = var(StatusState())
+    """What the status bar shows (bound to it); the reasoning mode, debug mode and state are its."""
+
+    log_view = getters.query_one("#chat-log", VerticalScroll)
+    """The scrolling conversation."""
+    status = getters.query_one(StatusBar)
+    """The status bar."""
+    inspector = getters.query_one(TokenInspector)
+    """The debug token inspector."""
+    prompt = getters.query_one(PromptInput)
+    """The prompt."""
 
     def __init__(
         self,
@@ -135,30 +138,28 @@ class ChatScreen(Screen[None]):
         """A conversation to continue once the model is ready (``"pick"``: ask which); taken once."""
         self.start_debug = debug
         self.cursor_blink = cursor_blink
-        self.approval_clock = approval_clock
         self.conversation: ChatConversation | None = None
         """The conversation shown (None until a model is loaded)."""
         self.loaded_model: LoadedModel | None = None
         """The model the conversation runs on (a summarizer is made for it)."""
-        self.generating = False
-        self.turn_id = 0
         self.current_turn: AssistantTurn | None = None
         self.exchanges: list[list[Widget]] = []
         """The widgets of each exchange: the user's message, then its answer."""
-        self._stop = threading.Event()
-        self.serial = threading.Lock()
-        """Held by every worker that uses the conversation, so they run one at a time."""
-        self.loader = ModelLoader(options, backend_factory, history, self.post_message, self.serial)
         self.tools = ChatTools(options, preferences, self.post_message)
+        self.turns = TurnController(self.post_message, self._run_worker, self.tools)
+        self.loader = ModelLoader(options, backend_factory, history, self.post_message, self.turns.serial)
+        self.approvals = ApprovalFlow(
+            lambda modal, answered: self.app.push_screen(modal, answered),
+            approval_clock,
+            lambda key: self.prompt.type_ahead(key),  # keys typed as the modal opens go on into the prompt
+            self.action_stop,
+        )
         self.waiting: tuple[str, UserMessage] | None = None
         """A message sent while the model loads, and its place in the view: sent when the model is ready."""
         self.load_failed = False
         """The last load failed (the welcome panel says why): a message sent now says so, not "not loaded yet"."""
-        self._approval: tuple[ApprovalScreen, ApprovalAnswer] | None = None
         self.batch_lags: deque[float] = deque(maxlen=10000)
         """Seconds between a batch's posting and its rendering (the TUI benchmark reads them)."""
-        self.turn_done_at = 0.0
-        """``time.monotonic()`` when the last turn finished rendering."""
         self.visits_before = 0
         """How many searches and pages the browser had made before the current turn."""
 
@@ -168,41 +169,26 @@ class ChatScreen(Screen[None]):
             yield ChatLog(id="chat-log")
             yield TokenInspector()
         yield PromptInput(cursor_blink=self.cursor_blink)
-        yield StatusBar(id="status").data_bind(
-            ChatScreen.effort, ChatScreen.reasoning, ChatScreen.debug, ChatScreen.state
-        )
+        yield StatusBar(id="status").data_bind(ChatScreen.status_state)
 
-    @property
-    def log_view(self) -> VerticalScroll:
-        """The scrolling conversation."""
-        return self.query_one("#chat-log", VerticalScroll)
-
-    @property
-    def status(self) -> StatusBar:
-        """The status bar."""
-        return self.query_one(StatusBar)
-
-    @property
-    def inspector(self) -> TokenInspector:
-        """The debug token inspector."""
-        return self.query_one(TokenInspector)
-
-    @property
-    def prompt(self) -> PromptInput:
-        """The prompt."""
-        return self.query_one(PromptInput)
+    def _run_worker(self, work: Callable[[], None], group: str, description: str) -> None:
+        """Run ``work`` in a worker thread of ``group`` (exclusive: it cancels the group's running one)."""
+        self.run_worker(work, thread=True, exclusive=True, exit_on_error=False, group=group, description=description)
 
     def on_mount(self) -> None:
         """Start loading (and the tools) after the first paint."""
-        self.effort = self.options.settings.chat.effort  # until a conversation exists and says
-        self.status.history_off = self.history_off is not None
+        self.status_state = replace(
+            self.status_state,
+            effort=self.effort,  # the configured effort, until a conversation exists and says
+            history_off=self.history_off is not None,
+            reasoning=self.options.settings.ui.reasoning,
+            debug=self.start_debug,
+        )
         self.set_interval(0.25, self._tick)
         self.set_interval(1.0, self.refresh_tool_count)
         self.refresh_servers()
         self.set_interval(SERVERS_REFRESH_S, self.refresh_servers)
         self.prompt.focus()
-        self.reasoning = self.options.settings.ui.reasoning
-        self.debug = self.start_debug
         self.call_after_refresh(self.load)
         self.call_after_refresh(self.start_tools)
         self.call_after_refresh(settle, collect=False)  # the first paint: freeze startup's objects, quickly
@@ -211,14 +197,68 @@ class ChatScreen(Screen[None]):
         """Hand everything frozen back to the collector (``collector.py``)."""
         release()
 
-    # -- what the screen owns --------------------------------------------------------------------
+    # -- what the screen shows ---------------------------------------------------------------------
 
-    def watch_effort(self, effort: Effort) -> None:
-        """The conversation generates the next turn at the effort shown."""
+    @property
+    def effort(self) -> Effort:
+        """The reasoning effort of the next turn: the conversation's (the configured one until a model is loaded)."""
+        return self.conversation.effort if self.conversation is not None else self.options.settings.chat.effort
+
+    @effort.setter
+    def effort(self, effort: Effort) -> None:
         if self.conversation is not None:
             self.conversation.effort = effort
+        self.show_effort()
 
-    def watch_reasoning(self, mode: ReasoningMode) -> None:
+    def show_effort(self) -> None:
+        """Show the conversation's effort (after it may have changed: a new conversation, a resumed one)."""
+        self.status_state = replace(self.status_state, effort=self.effort)
+
+    @property
+    def reasoning(self) -> ReasoningMode:
+        """What the chat shows of the reasoning: ``hidden``, ``summary`` or ``raw``."""
+        return self.status_state.reasoning
+
+    @reasoning.setter
+    def reasoning(self, mode: ReasoningMode) -> None:
+        self.status_state = replace(self.status_state, reasoning=mode)
+
+    @property
+    def debug(self) -> bool:
+        """Debug mode: the raw analysis and the token inspector shown, whatever the reasoning mode."""
+        return self.status_state.debug
+
+    @debug.setter
+    def debug(self, debug: bool) -> None:
+        self.status_state = replace(self.status_state, debug=debug)
+
+    @property
+    def state(self) -> str:
+        """What the chat is doing (``idle``, ``loading``, ``thinking``, ``answering``, ``error``, ...)."""
+        return self.status_state.state
+
+    @state.setter
+    def state(self, state: str) -> None:
+        self.status_state = replace(self.status_state, state=state)
+
+    @property
+    def generating(self) -> bool:
+        """Whether a turn is under way."""
+        return self.turns.generating
+
+    @property
+    def turn_done_at(self) -> float:
+        """``time.monotonic()`` when the last turn finished rendering (the TUI benchmark reads it)."""
+        return self.turns.turn_done_at
+
+    def watch_status_state(self, old: StatusState, new: StatusState) -> None:
+        """Show the reasoning and the debug view as the status value says, when they change."""
+        if new.reasoning != old.reasoning:
+            self._show_reasoning(new.reasoning)
+        if new.debug != old.debug:
+            self._show_debug(new.debug)
+
+    def _show_reasoning(self, mode: ReasoningMode) -> None:
         """Show the reasoning as ``mode`` says, in every turn; summaries are written from the next turn on."""
         self.set_class(mode == "summary", "-reasoning-summary")
         self.set_class(mode == "raw", "-reasoning-raw")
@@ -227,7 +267,7 @@ class ChatScreen(Screen[None]):
                 turn.show_analysis()
         self.attach_summarizer()
 
-    def watch_debug(self, debug: bool) -> None:
+    def _show_debug(self, debug: bool) -> None:
         """Show or hide the raw analysis and the token inspector."""
         self.set_class(debug, "-debug")
         if debug:
@@ -244,8 +284,7 @@ class ChatScreen(Screen[None]):
         new conversation keeps its effort.
         """
         load_id = self.loader.begin()
-        self.state = "loading"
-        self.status.model = "loading model…"
+        self.status_state = replace(self.status_state, state="loading", model="loading model…")
         previous, self.conversation = self.conversation, None
         self._load_worker(load_id, previous)
         if self.options.uses_pocket:
@@ -263,9 +302,13 @@ class ChatScreen(Screen[None]):
         """Show the new model and chat on it."""
         info = message.model.info
         pocket = self.options.uses_pocket
-        self.status.model = f"{info.name} (pocket demo model)" if pocket else info.name
-        self.status.device, self.status.context_size = info.device, info.context_size
-        self.state = "idle"
+        self.status_state = replace(
+            self.status_state,
+            model=f"{info.name} (pocket demo model)" if pocket else info.name,
+            device=info.device,
+            context_size=info.context_size,
+            state="idle",
+        )
         if not pocket:
             for panel in self.query(WelcomePanel):
                 await panel.remove()
@@ -274,7 +317,7 @@ class ChatScreen(Screen[None]):
         if message.conversation is not None:
             self.conversation = message.conversation
             self.loaded_model = message.model
-            self.effort = self.conversation.effort
+            self.show_effort()
             self.attach_tools()
             self.attach_summarizer()
         self.prompt.focus()
@@ -309,7 +352,7 @@ class ChatScreen(Screen[None]):
         """Show why the model did not load, with the way forward (a waiting message goes back to the prompt)."""
         self.loader.loading = False
         self.load_failed = True
-        self.status.model, self.state = "no model", "error"
+        self.status_state = replace(self.status_state, model="no model", state="error")
         self._find_models(message.error, self.loader.load_id)
         if self.waiting is not None:
             (text, widget), self.waiting = self.waiting, None
@@ -429,47 +472,24 @@ class ChatScreen(Screen[None]):
         await self.start_turn(lambda should_stop: conversation.send(text, should_stop))
 
     async def start_turn(self, operation: Operation, effort: Effort | None = None) -> None:
-        """Show a new assistant turn and run ``operation`` for it in the generation worker."""
+        """Show a new assistant turn and have the turn controller run ``operation`` for it."""
         from harmony_chat.tui.browsing import visits
 
         conversation = self.conversation
         assert conversation is not None
         self.attach_tools()
         self.attach_summarizer()
-        self.turn_id += 1
+        turn_id = self.turns.begin()
         self.visits_before = len(visits(conversation))
-        self.status.summary_tokens, self.status.summary_seconds = 0, 0.0
-        turn = AssistantTurn(self.turn_id, effort or conversation.effort, conversation.citation_sources)
+        self.status_state = replace(self.status_state, summary_tokens=0, summary_seconds=0.0)
+        turn = AssistantTurn(turn_id, effort or conversation.effort, conversation.citation_sources)
         self.current_turn = turn
         await self.log_view.mount(turn)
         self.exchanges[-1].append(turn)
         self.log_view.anchor()
-        self._stop.clear()
-        self.generating = True
+        self.turns.start(conversation, operation, turn_id)
         self.state = "thinking"
         self.refresh_bindings()
-        self._generate(conversation, operation, self.turn_id)
-
-    @work(thread=True, exclusive=True, exit_on_error=False, group="generation", description="Generating")
-    def _generate(self, conversation: ChatConversation, operation: Operation, turn_id: int) -> None:
-        from textual.worker import get_current_worker
-
-        from harmony_chat.tui.generation import GenerationRun
-
-        worker = get_current_worker()
-
-        def should_stop() -> bool:
-            # Textual cancels every worker when the app exits (ctrl+q): stop within a token, so the
-            # process ends at once and the history records the partial answer as stopped.
-            return self._stop.is_set() or worker.is_cancelled
-
-        run = GenerationRun(turn_id, self.post_message)
-        with self.serial:
-            self.tools.turn = TurnContext(turn_id, run, should_stop)
-            try:
-                run.run(operation(should_stop), conversation)
-            finally:
-                self.tools.turn = None
 
     @property
     def exiting(self) -> bool:
@@ -499,24 +519,32 @@ class ChatScreen(Screen[None]):
         await turn.apply(message.events)
         self.inspector.record(message.events)
         for event in message.events:
+            shown = self.status_state
             if isinstance(event, PromptReady) and self.conversation is not None:
                 self.inspector.set_prompt(self.conversation.session.encoding.decode(event.prompt.tokens))
-                self.status.context_used = len(event.prompt.tokens)
+                self.status_state = replace(shown, context_used=len(event.prompt.tokens))
             elif isinstance(event, TurnStats):
                 figures = event.stats
-                self.status.ttft, self.status.speed = figures.ttft_s, figures.decode_tokens_per_s
-                self.status.cached = figures.prompt_tokens_cached
-                self.status.context_used = figures.prompt_tokens + figures.generated_tokens
+                self.status_state = replace(
+                    shown,
+                    ttft=figures.ttft_s,
+                    speed=figures.decode_tokens_per_s,
+                    cached=figures.prompt_tokens_cached,
+                    context_used=figures.prompt_tokens + figures.generated_tokens,
+                )
             elif isinstance(event, Notice):
                 self.notify(event.text, severity="warning" if event.severity == "warning" else "information")
             elif isinstance(event, ReasoningSummary):
-                self.status.summary_tokens += event.stats.generated_tokens
-                self.status.summary_seconds += event.seconds
+                self.status_state = replace(
+                    shown,
+                    summary_tokens=shown.summary_tokens + event.stats.generated_tokens,
+                    summary_seconds=shown.summary_seconds + event.seconds,
+                )
             elif isinstance(event, ToolFinished) and event.name.startswith("browser.") and self.conversation:
                 from harmony_chat.tui.browsing import visits
 
                 await turn.show_visits(visits(self.conversation)[self.visits_before :])
-        if self._stop.is_set():
+        if self.turns.stopping:
             return
         if turn.tool_running:
             self.state = "running a tool"
@@ -532,9 +560,9 @@ class ChatScreen(Screen[None]):
 
     async def _close_turn(self, message: TurnDone) -> None:
         """Close the turn; show an error, giving the user's words back if nothing was generated."""
-        self.generating = False
-        self.turn_done_at = time.monotonic()
-        self.close_approval()
+        if not self.turns.finish(message.turn_id):
+            return  # a superseded turn: the current one goes on
+        self.approvals.close()
         self.state = "idle"
         self.refresh_bindings()
         turn = self.current_turn
@@ -546,18 +574,12 @@ class ChatScreen(Screen[None]):
                 self.prompt.give_back(message.given_back)
             self.notify(message.error, title="Not sent", severity="error", timeout=8)
             return
-        await turn.close(stopped=self._stop.is_set())
+        await turn.close(stopped=self.turns.stopping)
         if message.error:
             await turn.show_error(message.error)
             self.state = "error"
         elif self.conversation is not None:
-            self._prefill(self.conversation)
-
-    @work(thread=True, exclusive=True, exit_on_error=False, group="prefill", description="Preparing the next turn")
-    def _prefill(self, conversation: ChatConversation) -> None:
-        """Evaluate the history the next prompt will show, while the user reads (see ``prefill_next_turn``)."""
-        with self.serial:
-            conversation.prefill()
+            self.turns.prefill(self.conversation)
 
     def _tick(self) -> None:
         if self.generating and self.current_turn is not None:
@@ -573,8 +595,8 @@ class ChatScreen(Screen[None]):
 
     def action_stop(self) -> None:
         """Stop generating (and a running tool); the partial answer stays, marked as stopped."""
-        self._stop.set()
-        self.close_approval()
+        self.turns.stop()
+        self.approvals.close()
         self.state = "stopping"
 
     def action_cycle_effort(self) -> None:
@@ -638,7 +660,7 @@ class ChatScreen(Screen[None]):
         self.exchanges.clear()
         self.current_turn = None
         self.inspector.clear()
-        self.status.context_used = 0
+        self.status_state = replace(self.status_state, context_used=0)
 
     async def action_new_chat(self) -> None:
         """Start a new conversation (stopping any generation first), at the configured effort.
@@ -680,19 +702,7 @@ class ChatScreen(Screen[None]):
         elif self.generating:
             self.notify("Stop the answer first (escape).", severity="warning")
         else:
-            self._resume(self.conversation, conversation)
-
-    @work(thread=True, exclusive=True, exit_on_error=False, group="conversation", description="Opening")
-    def _resume(self, chat: ChatConversation, conversation: int) -> None:
-        with self.serial:
-            effort = chat.effort  # the effort shown is the effort used, not the one stored
-            try:
-                stored = chat.resume(conversation)
-            except HarmonyChatError as error:
-                self.post_message(ConversationFailed(str(error)))
-                return
-            chat.effort = effort
-        self.post_message(ConversationOpened(chat, stored))
+            self.turns.resume(self.conversation, conversation)
 
     def on_conversation_failed(self, message: ConversationFailed) -> None:
         """Say why a conversation could not be opened or changed."""
@@ -716,7 +726,7 @@ class ChatScreen(Screen[None]):
                 await widget.show_stored(exchange.answers, row.status if row else "complete", exchange.summaries)
                 self.exchanges[-1].append(widget)
         self.log_view.anchor()  # stay at the last message while answers and the welcome panel lay out
-        self.effort = chat.effort
+        self.show_effort()
         self.notify(f"Continuing conversation #{stored.id} at effort {chat.effort}: {stored.title}", markup=False)
 
     def _remove_last_exchange(self, keep_user: bool) -> None:
@@ -747,14 +757,8 @@ class ChatScreen(Screen[None]):
             self.notify("Nothing to edit right now.", severity="warning")
             return False
         self._remove_last_exchange(keep_user=False)
-        self._take_last(self.conversation)
+        self.turns.take_last(self.conversation)
         return True
-
-    @work(thread=True, exclusive=True, exit_on_error=False, group="conversation", description="Editing")
-    def _take_last(self, chat: ChatConversation) -> None:
-        with self.serial:
-            text = chat.edit_last()
-        self.post_message(LastMessageTaken(text))
 
     def on_last_message_taken(self, message: LastMessageTaken) -> None:
         """Put the taken-back message into the prompt."""
@@ -793,7 +797,7 @@ class ChatScreen(Screen[None]):
     def start_tools(self) -> None:
         """Start the configured tools in a worker (nothing to do when none is configured)."""
         if self.tools.configured:
-            self.status.tools_state = "starting"
+            self.status_state = replace(self.status_state, tools_state="starting")
             self._start_tools_worker()
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="tools", description="Starting the tools")
@@ -825,14 +829,19 @@ class ChatScreen(Screen[None]):
         count = self.tools.count()
         if count is None:
             return
-        self.status.tool_count, self.status.servers_failed = count.tools, count.servers_failed
-        self.status.tools_state = "starting" if count.starting else "ready"
+        self.status_state = replace(
+            self.status_state,
+            tool_count=count.tools,
+            servers_failed=count.servers_failed,
+            tools_state="starting" if count.starting else "ready",
+        )
 
     def refresh_servers(self) -> None:
         """Show the ``harmony-chat serve`` processes running on this machine (a folder of small files)."""
         from harmony_chat.server.registry import running_servers
 
-        self.status.serving = " ".join(server_label(server.host, server.port) for server in running_servers())
+        serving = " ".join(server_label(server.host, server.port) for server in running_servers())
+        self.status_state = replace(self.status_state, serving=serving)
 
     def action_tools(self) -> bool:
         """Open the list of tool servers and their tools (switch a server off or on); False: none configured."""
@@ -846,48 +855,14 @@ class ChatScreen(Screen[None]):
 
     def on_approval_needed(self, message: ApprovalNeeded) -> None:
         """Show the approval modal for a call (unless the turn was stopped meanwhile)."""
-        from harmony_chat.tui.screens.approval import GUARD_S, ApprovalScreen, TypingGuard
-
         if message.answer.withdrawn:
             return
         turn = self.current_turn
         if turn is not None and turn.turn_id == message.turn_id:
             turn.tool_asking()
         self.state = "waiting for approval"
-        guard = TypingGuard(GUARD_S, self.approval_clock)
-        screen = ApprovalScreen(message.review, guard, self.type_ahead)
-        self._approval = (screen, message.answer)
-
-        def answered(decision: Decision | None) -> None:
-            self._approval = None
-            message.answer.give(decision or Decision(Choice.DENY))
-            if screen.stop_requested:
-                self.action_stop()
-
-        self.app.push_screen(screen, answered)
-
-    def type_ahead(self, key: events.Key | events.Paste) -> bool:
-        """Put a key typed as the approval modal opened (a character, or backspace), or a paste, into the prompt."""
-        if isinstance(key, events.Paste):
-            self.prompt.insert_pasted(key.text)
-            return True
-        if key.key == "backspace":
-            self.prompt.action_delete_left()
-            return True
-        if key.is_printable and key.character:
-            self.prompt.insert(key.character)
-            return True
-        return False
+        self.approvals.ask(message)
 
     def on_approval_withdrawn(self, message: ApprovalWithdrawn) -> None:
         """The turn was stopped while asking: close the modal as a denial."""
-        self.close_approval(message.answer)
-
-    def close_approval(self, answer: ApprovalAnswer | None = None) -> None:
-        """Dismiss the open approval modal (the one for ``answer``, if given) as a denial."""
-        if self._approval is None or (answer is not None and self._approval[1] is not answer):
-            return
-        screen, _ = self._approval
-        if screen.is_attached:
-            screen.pop_until_active()
-            screen.dismiss(Decision(Choice.DENY, STOPPED_REASON))
+        self.approvals.close(message.answer)

@@ -55,6 +55,19 @@ class PromptInput(TextArea):
         result = self.replace(visible(text.replace("\r\n", "\n").replace("\r", "\n")), *self.selection)
         self.move_cursor(result.end_location)
 
+    def type_ahead(self, key: events.Key | events.Paste) -> bool:
+        """Take a key typed as a modal opened (a character, or backspace), or a paste; False: not one to take."""
+        if isinstance(key, events.Paste):
+            self.insert_pasted(key.text)
+            return True
+        if key.key == "backspace":
+            self.action_delete_left()
+            return True
+        if key.is_printable and key.character:
+            self.insert(key.character)
+            return True
+        return False
+
     def action_submit(self) -> None:
         """Send the text once every key typed before Enter is in it (empty text is ignored)."""
         self.call_later(self._submit)
