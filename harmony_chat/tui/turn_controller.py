@@ -138,18 +138,18 @@ class TurnController:
         with self.serial:
             conversation.prefill()
 
-    def resume(self, chat: ChatConversation, conversation: int) -> None:
-        """Continue stored ``conversation`` on ``chat`` at its current effort; posts :class:`ConversationOpened`.
+    def resume(self, chat: ChatConversation, conversation_id: int) -> None:
+        """Continue stored conversation ``conversation_id`` on ``chat``; posts :class:`ConversationOpened`.
 
         A failure posts :class:`ConversationFailed`.
         """
-        self.run_worker(partial(self._resume, chat, conversation), "conversation", "Opening")
+        self.run_worker(partial(self._resume, chat, conversation_id), "conversation", "Opening")
 
-    def _resume(self, chat: ChatConversation, conversation: int) -> None:
+    def _resume(self, chat: ChatConversation, conversation_id: int) -> None:
         with self.serial:
             effort = chat.effort  # the effort shown is the effort used, not the one stored
             try:
-                stored = chat.resume(conversation)
+                stored = chat.resume(conversation_id)
             except HarmonyChatError as error:
                 self.post(ConversationFailed(str(error)))
                 return

@@ -35,9 +35,11 @@ from textual.screen import Screen
 from textual.widget import MountError, Widget
 
 from harmony_chat.chat.events import Notice, ReasoningSummary, ToolFinished
+from harmony_chat.chat.model_source import DemoReplay
 from harmony_chat.collector import release, settle
 from harmony_chat.generation.turn import PromptReady, TurnStats
 from harmony_chat.harmony.effort import Effort, next_effort, parse_effort
+from harmony_chat.harmony.messages import message_text
 from harmony_chat.harmony.visibility import ReasoningMode
 from harmony_chat.preferences import NotSaved, Preferences
 from harmony_chat.tui.bindings import SCREEN_KEYS
@@ -312,7 +314,7 @@ class ChatScreen(Screen[None]):
         if not pocket:
             for panel in self.query(WelcomePanel):
                 await panel.remove()
-        if self.options.replay_demo and not self.query("#replay-hint"):
+        if isinstance(self.options.valid_source, DemoReplay) and not self.query("#replay-hint"):
             await self.log_view.mount(replay_hint(), before=0)
         if message.conversation is not None:
             self.conversation = message.conversation
@@ -691,18 +693,18 @@ class ChatScreen(Screen[None]):
         self.app.push_screen(HistoryScreen(store), self._open_chosen)
         return True
 
-    def _open_chosen(self, conversation: int | None) -> None:
-        if conversation is not None:
-            self.open_conversation(conversation)
+    def _open_chosen(self, conversation_id: int | None) -> None:
+        if conversation_id is not None:
+            self.open_conversation(conversation_id)
 
-    def open_conversation(self, conversation: int) -> None:
+    def open_conversation(self, conversation_id: int) -> None:
         """Continue a stored conversation (loaded by a worker; shown when it is ready)."""
         if self.conversation is None:
             self.notify("Load a model first.", severity="warning")
         elif self.generating:
             self.notify("Stop the answer first (escape).", severity="warning")
         else:
-            self.turns.resume(self.conversation, conversation)
+            self.turns.resume(self.conversation, conversation_id)
 
     def on_conversation_failed(self, message: ConversationFailed) -> None:
         """Say why a conversation could not be opened or changed."""
@@ -716,7 +718,7 @@ class ChatScreen(Screen[None]):
         stored, chat = message.stored, message.conversation
         turns = {turn.id: turn for turn in stored.turns}
         for number, exchange in enumerate(stored_exchanges(stored), start=1):
-            user = UserMessage("".join(getattr(part, "text", "") for part in exchange.user.content))
+            user = UserMessage(message_text(exchange.user))
             await self.log_view.mount(user)
             self.exchanges.append([user])
             if exchange.answers:

@@ -42,6 +42,7 @@ from harmony_chat.harmony.events import (
     ToolCall,
     TurnFinished,
 )
+from harmony_chat.harmony.messages import message_text
 from harmony_chat.harmony.visibility import Display, MessageKind, display_of, message_kind, rule_of
 from harmony_chat.tui.literal import literal
 from harmony_chat.tui.widgets.answer import Answer
@@ -391,7 +392,7 @@ class AssistantTurn(Vertical):
             while waiting and waiting[0][0] <= index:
                 self._summary = None
                 await self.add_summary(waiting.pop(0)[1])
-            text = "".join(getattr(part, "text", "") for part in message.content)
+            text = message_text(message)
             kind = message_kind(message)
             if kind is MessageKind.TOOL_RESULT:
                 await self.add_tool_result(message.author.name or "tool", text)
