@@ -1,7 +1,9 @@
-"""``bench --fake-engine``: a synthetic vLLM on loopback that streams token ids at a set pace, for ``bench --serve``.
+"""``bench --fake-engine``: a synthetic engine on loopback that streams token ids at a set pace, for ``bench --serve``.
 
 It answers what harmony-chat asks of vLLM (``/health``, ``/version``, ``/v1/models``, ``/tokenize``
-and a streamed ``POST /v1/completions`` with ``return_token_ids``) the way vLLM does at decode:
+and a streamed ``POST /v1/completions`` with ``return_token_ids``) and of llama-server (``/props``
+and a streamed ``POST /completion`` with ``return_tokens``; its slots are :data:`SLOTS`) the way
+they do at decode:
 after a set time to the first token, ``--tokens-per-event`` ids per server-sent event at
 ``--rate`` tokens a second per stream. Each answer is an analysis message, then the final
 answer, ending in ``<|return|>`` exactly at the request's ``max_tokens`` (the stream is
@@ -28,6 +30,8 @@ from harmony_chat.harmony import tokens as tk
 MODEL = "fake-gpt-oss"
 """The served model's name."""
 CONTEXT = 131072
+SLOTS = 64
+"""The slots it says it has as llama-server (``/props``)."""
 BLOCK = 16
 """Prompt tokens per prefix-cache block."""
 REASONING_SHARE = 0.25
@@ -143,22 +147,29 @@ class FakeEngine:
         elif method == "GET" and path == "/stats":
             _reply(writer, 200, self.stats())
         elif method == "POST" and path == "/tokenize" and isinstance(body, dict):
-            ids = self.encoding.encode(str(body.get("prompt", "")), allowed_special="all")
+            text = str(body.get("prompt", body.get("content", "")))  # vLLM's field, llama-server's
+            ids = self.encoding.encode(text, allowed_special="all")
             _reply(writer, 200, {"count": len(ids), "max_model_len": CONTEXT, "tokens": ids})
         elif method == "POST" and path == "/v1/completions" and isinstance(body, dict):
             await self._stream(body, writer)
             return
+        elif method == "POST" and path == "/completion" and isinstance(body, dict):
+            await self._stream(body, writer, llama=True)
+            return
+        elif method == "GET" and path == "/props":
+            settings = {"n_ctx": CONTEXT}
+            _reply(writer, 200, {"total_slots": SLOTS, "default_generation_settings": settings, "model_path": MODEL})
         else:
             _reply(writer, 404, {"detail": "Not Found"})
         await writer.drain()
 
-    async def _stream(self, body: dict[str, Any], writer: asyncio.StreamWriter) -> None:
-        """Stream one completion's ids at the set pace."""
+    async def _stream(self, body: dict[str, Any], writer: asyncio.StreamWriter, llama: bool = False) -> None:
+        """Stream one completion's ids at the set pace (vLLM's ``/v1/completions``, llama-server's ``/completion``)."""
         self.requests += 1
         prompt = body.get("prompt")
         prompt = prompt if isinstance(prompt, list) else []
-        max_tokens = body.get("max_tokens")
-        ids = self.script(max_tokens if isinstance(max_tokens, int) and max_tokens > 0 else 16)
+        asked = body.get("n_predict" if llama else "max_tokens")
+        ids = self.script(asked if isinstance(asked, int) and asked > 0 else 16)
         cached = self.cached(prompt)
         settings = self.settings
         writer.write(
@@ -168,44 +179,65 @@ class FakeEngine:
         loop = asyncio.get_running_loop()
         due = loop.time() + settings.ttft_s
         interval = settings.tokens_per_event / settings.rate
-        head = b'data: {"id":"cmpl-fake","object":"text_completion","created":0,"model":"' + MODEL.encode()
+        event = self._llama_event if llama else self._vllm_event
         for start in range(0, len(ids), settings.tokens_per_event):
             group = ids[start : start + settings.tokens_per_event]
             delay = due - loop.time()
             if delay > 0:
                 await asyncio.sleep(delay)
             due += interval
-            last = start + len(group) >= len(ids)
-            if not last:
-                finish = b'null,"stop_reason":null'
-            elif group[-1] == tk.RETURN:
-                finish = b'"stop","stop_reason":%d' % tk.RETURN
-            else:
-                finish = b'"length","stop_reason":null'
-            text = b'"' + b"".join(self.text(token)[1:-1] for token in group) + b'"'
-            event = (
-                head
-                + b'","choices":[{"index":0,"text":'
-                + text
-                + b',"token_ids":['
-                + b",".join(b"%d" % token for token in group)
-                + b'],"logprobs":null,"finish_reason":'
-                + finish
-                + b'}],"usage":null}\n\n'
-            )
-            writer.write(b"%x\r\n%s\r\n" % (len(event), event))
+            data = event(group, start + len(group), start + len(group) >= len(ids))
+            writer.write(b"%x\r\n%s\r\n" % (len(data), data))
             self.tokens += len(group)
             await writer.drain()
-        usage = {
-            "prompt_tokens": len(prompt),
-            "completion_tokens": len(ids),
-            "total_tokens": len(prompt) + len(ids),
-            "prompt_tokens_details": {"cached_tokens": cached},
-        }
-        closing = b"data: " + json.dumps({"id": "cmpl-fake", "choices": [], "usage": usage}).encode() + b"\n\n"
-        closing += b"data: [DONE]\n\n"
+        if llama:
+            timings = {"cache_n": cached, "prompt_n": len(prompt) - cached, "predicted_n": len(ids)}
+            end = {"content": "", "tokens": [], "stop": True, "stop_type": "eos", "tokens_predicted": len(ids)}
+            closing = b"data: " + json.dumps({**end, "timings": timings}).encode() + b"\n\n"
+        else:
+            usage = {
+                "prompt_tokens": len(prompt),
+                "completion_tokens": len(ids),
+                "total_tokens": len(prompt) + len(ids),
+                "prompt_tokens_details": {"cached_tokens": cached},
+            }
+            closing = b"data: " + json.dumps({"id": "cmpl-fake", "choices": [], "usage": usage}).encode() + b"\n\n"
+            closing += b"data: [DONE]\n\n"
         writer.write(b"%x\r\n%s\r\n0\r\n\r\n" % (len(closing), closing))
         await writer.drain()
+
+    def _text(self, group: list[int]) -> bytes:
+        return b'"' + b"".join(self.text(token)[1:-1] for token in group) + b'"'
+
+    def _vllm_event(self, group: list[int], sent: int, last: bool) -> bytes:
+        """One of vLLM's chunks (``return_token_ids``); the last says why it stopped."""
+        if not last:
+            finish = b'null,"stop_reason":null'
+        elif group[-1] == tk.RETURN:
+            finish = b'"stop","stop_reason":%d' % tk.RETURN
+        else:
+            finish = b'"length","stop_reason":null'
+        return (
+            b'data: {"id":"cmpl-fake","object":"text_completion","created":0,"model":"'
+            + MODEL.encode()
+            + b'","choices":[{"index":0,"text":'
+            + self._text(group)
+            + b',"token_ids":['
+            + b",".join(b"%d" % token for token in group)
+            + b'],"logprobs":null,"finish_reason":'
+            + finish
+            + b'}],"usage":null}\n\n'
+        )
+
+    def _llama_event(self, group: list[int], sent: int, last: bool) -> bytes:
+        """One of llama-server's partial results (``return_tokens``); the closing one comes after."""
+        return (
+            b'data: {"index":0,"content":'
+            + self._text(group)
+            + b',"tokens":['
+            + b",".join(b"%d" % token for token in group)
+            + b'],"stop":false,"id_slot":0,"tokens_predicted":%d,"tokens_evaluated":0}\n\n' % sent
+        )
 
 
 def _cycle(ids: list[int], count: int) -> list[int]:

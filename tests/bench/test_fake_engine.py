@@ -113,6 +113,17 @@ def test_tokens_come_in_events_of_the_set_size_and_the_prefix_cache_is_reported(
     assert backend.last_stats.prompt_tokens_cached == 3 * BLOCK  # the whole blocks seen before
 
 
+def test_it_speaks_llama_servers_protocol_too(fast_engine: Running) -> None:
+    backend = create_remote_backend(fast_engine.url, "llama-server")
+    backend.load()
+    assert backend.parallel_slots == 64 and backend.info.context_size == 131072
+    prompt = list(range(2000, 2000 + 2 * BLOCK + 3))
+    ids = list(backend.generate(prompt, SamplingParams(max_tokens=30), tk.GENERATION_STOPS, bool))
+    again = list(backend.generate(prompt, SamplingParams(max_tokens=30), tk.GENERATION_STOPS, bool))
+    assert ids == again and len(ids) == 30 and ids[-1] == tk.RETURN
+    assert backend.last_stats.prompt_tokens_cached == 2 * BLOCK  # from the closing event's timings
+
+
 def test_the_pace_is_kept() -> None:
     running = Running(FakeEngineSettings(rate=200, tokens_per_event=1, ttft_s=0.05))
     try:
