@@ -12,7 +12,6 @@ import asyncio
 import json
 import socket
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -37,20 +36,6 @@ STREAMS = [
     for name in load_fixture(engine)["streams"]
     if name != "held"  # held back until the client leaves: see the cancel test
 ]
-
-
-@pytest.fixture
-def serve() -> Iterator[Any]:
-    engines: list[FakeEngine] = []
-
-    def start(engine: str, stream: str | list[str] = "answer", **options: Any) -> FakeEngine:
-        fake = FakeEngine(load_fixture(engine), stream, **options)
-        engines.append(fake)
-        return fake
-
-    yield start
-    for fake in engines:
-        fake.close()
 
 
 def connect(fake: FakeEngine) -> RemoteBackend:

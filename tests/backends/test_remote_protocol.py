@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -29,20 +28,6 @@ ANSWER = [200005, 35644, 200008, 38, 5409, 1602, 13, 200007, 200006, 173781, 200
 """``<|channel|>analysis<|message|>Greet back.<|end|><|start|>assistant<|channel|>final<|message|>Hello!<|return|>``"""
 SAMPLING = SamplingParams(temperature=0.7, top_p=0.9, seed=11, max_tokens=300)
 KEY = "engine-secret-123"
-
-
-@pytest.fixture
-def serve(encoding: HarmonyEncoding) -> Iterator[Any]:
-    engines: list[FakeEngine] = []
-
-    def start(engine: str, stream: str | list[str] = "answer", **options: Any) -> FakeEngine:
-        fake = FakeEngine(load_fixture(engine), stream, **options)
-        engines.append(fake)
-        return fake
-
-    yield start
-    for fake in engines:
-        fake.close()
 
 
 def connect(fake: FakeEngine, engine: str | None = None, **options: Any) -> RemoteBackend:
