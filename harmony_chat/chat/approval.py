@@ -1,8 +1,11 @@
 """The user's approval of tool calls: what is asked, what can be answered, what is remembered.
 
 Nothing runs without approval unless the configuration says so (``approve = "all"``). The
-conversation core asks through an :data:`Approver`, a blocking callable the UI provides: the TUI
-opens a modal, ``ask`` prompts on the terminal.
+conversation core asks in its event stream: a call that needs the user is an
+:class:`~harmony_chat.chat.events.ApprovalRequested` carrying an :data:`ApprovalAnswer`, a future
+the reader of the stream completes with :func:`give` (the TUI from its modal, ``ask`` from the
+terminal, through :func:`~harmony_chat.chat.tool_calls.answer_with`), from any thread; the turn
+waits for it. :class:`ApprovalPolicy` decides what needs asking and remembers the answers.
 
 Only a tool of an MCP server named in the configuration can be approved for good ("always,
 saved" and the config's ``[tools] always``): a built-in tool's "always" lasts for the
@@ -13,6 +16,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable
+from concurrent.futures import Future, InvalidStateError
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
@@ -71,7 +75,18 @@ class ToolReview:
 
 
 Approver = Callable[[ToolReview], Decision]
-"""Asks the user (blocking) and returns the decision."""
+"""Asks the user (blocking) and returns the decision: what answers a stream's requests in ``ask`` and tests."""
+ApprovalAnswer = Future[Decision]
+"""Where the user's decision on one call goes; the turn waits on it (:func:`give` answers it)."""
+
+
+def give(answer: ApprovalAnswer, decision: Decision) -> bool:
+    """Answer ``answer`` with ``decision``, from any thread; False when it was answered already (the first counts)."""
+    try:
+        answer.set_result(decision)
+    except InvalidStateError:
+        return False
+    return True
 
 
 def pretty_arguments(arguments: str) -> str:
@@ -137,9 +152,12 @@ BUILTIN_KEY_PREFIX = "builtin."
 """How the keys of built-in tools begin (``builtin.python``): never savable."""
 
 
-def deny_all(review: ToolReview) -> Decision:
-    """The approver of ``approve = "none"``: every call is declined."""
-    return Decision(Choice.DENY, "tool calls are turned off (approve = none)")
+TURNED_OFF = Decision(Choice.DENY, "tool calls are turned off (approve = none)")
+"""The decision on every call with ``approve = "none"``."""
+STOPPED = Decision(Choice.DENY, "the user stopped the turn")
+"""The answer to a call still waiting when the user stops the turn."""
+NOBODY_TO_ASK = Decision(Choice.DENY, "nobody could be asked")
+"""The decision on a call that needs asking when nobody reads the turn to answer (``ask`` without a terminal)."""
 
 
 @dataclass(slots=True)
@@ -193,28 +211,35 @@ class ApprovalPolicy:
             return False  # a built-in: only this conversation's "always" counts
         return review.key in self.session_always or (review.key in self.always and self.savable(review))
 
-    def decide(self, review: ToolReview, approver: Approver | None) -> tuple[Decision, str]:
-        """Return the decision for ``review`` and how it was reached (``auto``, ``always``, ``approved``...).
+    def rule(self, review: ToolReview, can_ask: bool) -> tuple[Decision, str] | ToolReview:
+        """The decision on ``review`` and how it was reached (``auto``, ``always``, ``denied``), or the review to ask.
 
-        The approver is shown ``review`` with ``savable`` set; an "always, saved" answer for a tool
-        that cannot be saved counts as "always" (for the session, or the conversation for a built-in).
+        The review to ask is ``review`` with ``savable`` set; its answer goes to :meth:`remember`.
+        Without anyone to ask (``can_ask`` False) a call that needs asking is declined.
         """
         remembered = self.remembered(review)
-        if self.mode == "none" or (self.mode == "ask" and approver is None and not remembered):
-            return deny_all(review), "denied"
+        if self.mode == "none":
+            return TURNED_OFF, "denied"
         if self.mode == "all":
             return Decision(Choice.ONCE), "auto"
         if remembered:
             return Decision(Choice.ONCE), "always"
-        assert approver is not None
-        savable = self.savable(review)
-        decision = approver(replace(review, savable=savable))
-        if decision.choice is Choice.ALWAYS_SAVE and not savable:
+        if not can_ask:
+            return NOBODY_TO_ASK, "denied"
+        return replace(review, savable=self.savable(review))
+
+    def remember(self, asked: ToolReview, decision: Decision) -> tuple[Decision, str]:
+        """Take the user's answer to ``asked`` (from :meth:`rule`): keep an "always", say how it was decided.
+
+        An "always, saved" answer for a tool that cannot be saved counts as "always" (for the
+        session, or the conversation for a built-in).
+        """
+        if decision.choice is Choice.ALWAYS_SAVE and not asked.savable:
             decision = Decision(Choice.ALWAYS, decision.reason)
         if decision.choice is Choice.ALWAYS_SAVE:
-            self.always.add(review.key)
-        elif decision.choice is Choice.ALWAYS and review.per_conversation:
-            self.conversation_always.add(review.key)
+            self.always.add(asked.key)
+        elif decision.choice is Choice.ALWAYS and asked.per_conversation:
+            self.conversation_always.add(asked.key)
         elif decision.choice is Choice.ALWAYS:
-            self.session_always.add(review.key)
+            self.session_always.add(asked.key)
         return decision, "approved" if decision.approved else "denied"

@@ -1,7 +1,8 @@
 """Events of the conversation core, on top of the turn's own (decoder events, prompt, stats).
 
 The UIs render these and nothing else: a tool call's review, its start and its result, the
-steps of a tool loop, reasoning summaries, and notices about the history.
+steps of a tool loop, reasoning summaries, and notices about the history. One of them asks back:
+:class:`ApprovalRequested` carries the future its reader answers (the turn waits for it).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from harmony_chat.backends.base import GenerationStats
 from harmony_chat.generation.turn import TurnEvent
 
 if TYPE_CHECKING:
+    from harmony_chat.chat.approval import ApprovalAnswer, ToolReview
     from harmony_chat.tools.base import ToolResult
 
 
@@ -21,6 +23,23 @@ class StepStarted:
     """A generation call of the turn begins (step 1, then one more after each tool result)."""
 
     step: int
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalRequested:
+    """A tool call waits for the user: show ``review`` and complete ``answer`` (the turn waits for it).
+
+    Whoever reads the turn's events answers, from any thread, with
+    :func:`~harmony_chat.chat.approval.give`; a reader that stops the turn meanwhile answers with
+    a denial. Nobody else can: the turn blocks until the answer comes.
+    """
+
+    call_id: int
+    name: str
+    """The name the model called, e.g. ``functions.get_weather``."""
+    review: ToolReview
+    """What the user is shown (``savable`` says whether "always" may be saved)."""
+    answer: ApprovalAnswer
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,6 +131,14 @@ class ReasoningSummary:
 
 
 ChatEvent = (
-    TurnEvent | StepStarted | ToolStarted | ToolFinished | ToolLoopLimit | Notice | SummaryStarted | ReasoningSummary
+    TurnEvent
+    | StepStarted
+    | ApprovalRequested
+    | ToolStarted
+    | ToolFinished
+    | ToolLoopLimit
+    | Notice
+    | SummaryStarted
+    | ReasoningSummary
 )
 """Everything the conversation core yields."""

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from harmony_chat.backends.base import ModelBackend, ModelInfo
-from harmony_chat.chat.approval import ApprovalPolicy, Approver
+from harmony_chat.chat.approval import ApprovalPolicy
 from harmony_chat.chat.model_source import (
     DemoReplay,
     Engine,
@@ -286,8 +286,12 @@ def builtin_tools(options: ChatOptions) -> list[BuiltinTool]:
     return tools
 
 
-def tool_runner(options: ChatOptions, providers: list[ToolProvider], approver: Approver | None) -> ToolRunner:
-    """The tool runner for ``providers`` and the built-in tools, under the options' approval mode."""
+def tool_runner(options: ChatOptions, providers: list[ToolProvider], asks: bool) -> ToolRunner:
+    """The tool runner for ``providers`` and the built-in tools, under the options' approval mode.
+
+    ``asks``: the reader of the turns' events answers their approval requests (False: nobody can
+    be asked, and calls that need asking are declined).
+    """
     from harmony_chat.chat.tool_calls import ToolRunner
     from harmony_chat.chat.toolset import ToolSet
 
@@ -296,7 +300,7 @@ def tool_runner(options: ChatOptions, providers: list[ToolProvider], approver: A
     return ToolRunner(
         ToolSet(providers, builtin_tools(options)),
         policy,
-        approver,
+        asks,
         settings.timeout,
         {"python": settings.python_timeout},
     )

@@ -3,19 +3,21 @@
 Whatever happens (an unknown tool, arguments that do not parse, a refusal, a failure, a
 timeout, a cancellation) ends as a :class:`~harmony_chat.tools.base.ToolResult` that goes back
 to the model and a :class:`~harmony_chat.chat.events.ToolFinished` the user sees; nothing here
-raises.
+raises. A call that needs the user is an :class:`~harmony_chat.chat.events.ApprovalRequested` in
+the turn's events; the turn waits for its answer.
 """
 
 from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 
-from harmony_chat.chat.approval import ApprovalPolicy, Approver, ToolReview, pretty_arguments
+from harmony_chat.chat.approval import ApprovalPolicy, Approver, Decision, ToolReview, give, pretty_arguments
 from harmony_chat.chat.builtins import BuiltinTool
-from harmony_chat.chat.events import ChatEvent, ToolFinished, ToolStarted
+from harmony_chat.chat.events import ApprovalRequested, ChatEvent, ToolFinished, ToolStarted
 from harmony_chat.chat.toolset import ToolSet
 from harmony_chat.harmony.events import ToolCall
 from harmony_chat.tools.base import ToolResult
@@ -30,17 +32,18 @@ class ToolRunner:
     Args:
         tools: the tools on offer.
         policy: which calls need asking.
-        approver: asks the user (None: nobody can be asked, so calls that need asking are declined).
+        asks: whether the reader of the turn's events answers its
+            :class:`~harmony_chat.chat.events.ApprovalRequested` (False: nobody can be asked, so
+            calls that need asking are declined).
         timeout_s: how long one call may run.
     """
 
     tools: ToolSet
     policy: ApprovalPolicy
-    approver: Approver | None = None
+    asks: bool = False
     timeout_s: float = DEFAULT_TOOL_TIMEOUT_S
     builtin_timeout_s: dict[str, float] = field(default_factory=dict)
     """Per built-in tool (``python``: its own 120 s), else ``timeout_s``."""
-    _how: str = "approved"
 
     def run(self, call: ToolCall, call_id: int, should_stop: Callable[[], bool]) -> Iterator[ChatEvent]:
         """Check, approve and run ``call``; the last event is always a :class:`ToolFinished`."""
@@ -67,8 +70,8 @@ class ToolRunner:
             called_as=call.name,
             arguments=pretty_arguments(json.dumps(arguments)),
         )
-        approved = yield from self._approve(review, call, call_id, spec.server)
-        if not approved:
+        how = yield from self._approve(review, call, call_id, spec.server)
+        if how is None:
             return
         yield ToolStarted(call_id, call.name, spec.server, json.dumps(arguments, ensure_ascii=False))
         started = time.monotonic()
@@ -76,7 +79,7 @@ class ToolRunner:
             result = provider.call(spec.name, arguments, timeout_s=self.timeout_s, should_stop=should_stop)
         except Exception as error:  # a provider must not raise; if one does, the model still gets a result
             result = ToolResult(f"Error: {type(error).__name__}: {error}", "failed", False, time.monotonic() - started)
-        yield ToolFinished(call_id, call.name, spec.server, result, self._how)
+        yield ToolFinished(call_id, call.name, spec.server, result, how)
 
     def _run_builtin(
         self, tool: BuiltinTool, call: ToolCall, call_id: int, should_stop: Callable[[], bool]
@@ -97,8 +100,8 @@ class ToolRunner:
             language=tool.language,
             per_conversation=True,
         )
-        approved = yield from self._approve(review, call, call_id, "builtin")
-        if not approved:
+        how = yield from self._approve(review, call, call_id, "builtin")
+        if how is None:
             return
         yield ToolStarted(call_id, call.name, "builtin", call.arguments)
         timeout = self.builtin_timeout_s.get(tool.name, self.timeout_s)
@@ -107,24 +110,45 @@ class ToolRunner:
             result = tool.run(call.recipient, call.arguments, timeout_s=timeout, should_stop=should_stop)
         except Exception as error:  # a tool must not raise; if one does, the model still gets a result
             result = ToolResult(f"Error: {type(error).__name__}: {error}", "failed", False, time.monotonic() - started)
-        yield ToolFinished(call_id, call.name, "builtin", result, self._how)
+        yield ToolFinished(call_id, call.name, "builtin", result, how)
 
     def _approve(
         self, review: ToolReview, call: ToolCall, call_id: int, server: str
-    ) -> Generator[ChatEvent, None, bool]:
-        """Ask (when needed); a refusal ends the call with a result telling the model why."""
-        decision, self._how = self.policy.decide(review, self.approver)
+    ) -> Generator[ChatEvent, None, str | None]:
+        """Ask (when needed) and wait for the answer; how the call was approved, or None when it was not.
+
+        A refusal ends the call with a result telling the model why.
+        """
+        ruling = self.policy.rule(review, can_ask=self.asks)
+        if isinstance(ruling, ToolReview):
+            answer: Future[Decision] = Future()
+            yield ApprovalRequested(call_id, call.name, ruling, answer)
+            decision, how = self.policy.remember(ruling, answer.result())  # the reader answers: see ApprovalRequested
+        else:
+            decision, how = ruling
         if decision.approved:
-            return True
+            return how
         reason = f" Reason: {decision.reason}" if decision.reason else ""
         text = f"The user declined this call of {call.name}; it was not run.{reason}"
-        yield ToolFinished(call_id, call.name, server, ToolResult(text, "denied", False, 0.0), self._how)
-        return False
+        yield ToolFinished(call_id, call.name, server, ToolResult(text, "denied", False, 0.0), how)
+        return None
 
     def new_conversation(self, conversation: str) -> None:
         """A new or resumed conversation: fresh built-in tool state, per-conversation approvals forgotten."""
         self.policy.new_conversation()
         self.tools.new_conversation(conversation)
+
+
+def answer_with(events: Iterable[ChatEvent], approver: Approver) -> Iterator[ChatEvent]:
+    """Pass ``events`` on, answering each :class:`~harmony_chat.chat.events.ApprovalRequested` with ``approver``.
+
+    The request is passed on first (so a printer shows the call before the question), then
+    answered when the next event is asked for: for a reader that asks on its own thread (``ask``).
+    """
+    for event in events:
+        yield event
+        if isinstance(event, ApprovalRequested):
+            give(event.answer, approver(event.review))
 
 
 def parse_arguments(call: ToolCall) -> tuple[dict[str, object] | None, str]:

@@ -22,6 +22,7 @@ from harmony_chat.chat.approval import Approver, Choice, Decision, ToolReview, c
 from harmony_chat.chat.factory import UsageProblem, create_conversation, load_model, start_tools, tool_runner
 from harmony_chat.chat.model_source import Pocket
 from harmony_chat.chat.options import ChatOptions
+from harmony_chat.chat.tool_calls import answer_with
 from harmony_chat.errors import ModelError
 from harmony_chat.harmony.effort import Effort
 from harmony_chat.harmony.visibility import is_answer
@@ -168,12 +169,11 @@ def run_ask(request: AskRequest, out: IO[str] | None = None, err: IO[str] | None
                 raise UsageProblem("the conversation ends with an answer; give a PROMPT to continue it")
         if options.has_tools:
             can_ask = sys.stdin.isatty() and request.prompt != "-"
-            approver = terminal_approver(sys.stdin, err, stop) if can_ask else None
 
             def notice(text: str) -> None:
                 print(visible(f"[notice] {text}"), file=err, flush=True)
 
-            conversation.tools = tool_runner(options, start_tools(options, on_notice=notice), approver)
+            conversation.tools = tool_runner(options, start_tools(options, on_notice=notice), asks=can_ask)
             for provider in conversation.tools.tools.providers:
                 wait = getattr(provider, "wait_ready", None)
                 if callable(wait):
@@ -189,7 +189,7 @@ def run_ask(request: AskRequest, out: IO[str] | None = None, err: IO[str] | None
                 events = conversation.send(prompt, stop.is_set)
             else:
                 events = conversation.run(should_stop=stop.is_set)
-            for event in events:
+            for event in answer_with(events, terminal_approver(sys.stdin, err, stop)):
                 printer.handle(event)
         finally:
             restore()

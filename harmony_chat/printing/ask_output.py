@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import IO, assert_never
 
 from harmony_chat.chat.events import (
+    ApprovalRequested,
     ChatEvent,
     Notice,
     ReasoningSummary,
@@ -129,6 +130,8 @@ class AskPrinter:
                 self._loop_event(event)
             case ReasoningSummary() | SummaryStarted():
                 self._summary(event)
+            case ApprovalRequested():
+                pass  # the terminal approver asks on stderr; the call's result says how it was decided
             case PromptReady():
                 self._prompt(event)
             case TurnStats():

@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING
 
 from textual.message import Message
 
-from harmony_chat.chat.events import ChatEvent, Notice
+from harmony_chat.chat.approval import STOPPED, ApprovalAnswer, give
+from harmony_chat.chat.events import ApprovalRequested, ChatEvent, Notice
 from harmony_chat.chat.factory import BackendFactory, LoadedModel
 from harmony_chat.chat.options import ChatOptions
 from harmony_chat.errors import HarmonyChatError
@@ -61,8 +62,8 @@ def load_in_worker(options: ChatOptions, post: Post, factory: BackendFactory | N
     return model
 
 
-FLUSH_POLICY = FlushPolicy(FLUSH_SECONDS, urgent=lambda event: isinstance(event, Notice))
-"""The bridge's policy at the screen's pace: a notice goes at once too."""
+FLUSH_POLICY = FlushPolicy(FLUSH_SECONDS, urgent=lambda event: isinstance(event, Notice | ApprovalRequested))
+"""The bridge's policy at the screen's pace: a notice and a question go at once too."""
 
 
 class GenerationRun:
@@ -70,8 +71,10 @@ class GenerationRun:
 
     The batches follow the one flush policy of :mod:`~harmony_chat.generation.bridge` (its
     :class:`FlushClock`, at :data:`FLUSH_SECONDS`), on the worker's own thread; a batch waits while
-    the one before is not yet rendered, so no backlog grows. ``flush`` posts what is waiting at
-    once: the approver calls it before asking, so the tool call is on screen when the question comes.
+    the one before is not yet rendered, so no backlog grows. An
+    :class:`~harmony_chat.chat.events.ApprovalRequested` goes at once, whatever is in flight (the
+    turn waits for its answer); :meth:`withdraw` answers the open ones with a denial when the user
+    stops the turn.
     """
 
     def __init__(self, turn_id: int, post: Post) -> None:
@@ -82,6 +85,9 @@ class GenerationRun:
         self.clock = FlushClock(FLUSH_POLICY)
         self.prompted = False
         """Whether a generation call got as far as its prompt (so something may be on screen)."""
+        self.asked: list[ApprovalAnswer] = []
+        """The answers this turn has asked for (the open ones are denied by :meth:`withdraw`)."""
+        self.withdrawn = False
 
     def flush(self) -> None:
         """Post the waiting events now (whatever is in flight)."""
@@ -92,10 +98,22 @@ class GenerationRun:
             self.clock.sent(self.batch, time.monotonic())
             self.batch = []
 
+    def withdraw(self) -> None:
+        """(Any thread) the turn was stopped: deny every approval it is waiting for, and any it asks for later."""
+        self.withdrawn = True
+        for answer in list(self.asked):
+            give(answer, STOPPED)
+
     def add(self, event: ChatEvent) -> None:
         """Queue one event; post the batch when the policy says it is due and the UI has caught up."""
         self.prompted = self.prompted or isinstance(event, PromptReady)
         self.batch.append(event)
+        if isinstance(event, ApprovalRequested):
+            self.asked.append(event.answer)
+            if self.withdrawn:  # stopped as it asked: :meth:`withdraw` may have missed it
+                give(event.answer, STOPPED)
+            self.flush()
+            return
         if self.clock.hold(time.monotonic()) <= 0 or self.clock.is_urgent(event):
             self.in_flight = [sent for sent in self.in_flight if not sent.handled.is_set()]
             if len(self.in_flight) < MAX_IN_FLIGHT:

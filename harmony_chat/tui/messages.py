@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING
 
 from textual.message import Message
 
-from harmony_chat.chat.approval import Decision, ToolReview
 from harmony_chat.chat.events import ChatEvent
 from harmony_chat.gguf.discovery import FoundModel
 
@@ -119,39 +118,3 @@ class ToolNotice(Message):
     """A tool provider's notice (a server that failed to start or stopped)."""
 
     text: str
-
-
-class ApprovalAnswer:
-    """Where the UI puts the user's decision on a tool call, and the worker waits for it."""
-
-    def __init__(self) -> None:
-        self._answered = threading.Event()
-        self.decision: Decision | None = None
-        self.withdrawn = False
-        """True once the worker stopped waiting (the turn was stopped); the UI closes the modal."""
-
-    def give(self, decision: Decision) -> None:
-        """Answer (the first answer counts)."""
-        if self.decision is None:
-            self.decision = decision
-        self._answered.set()
-
-    def wait(self, timeout_s: float) -> bool:
-        """Block up to ``timeout_s`` for the answer; True once answered."""
-        return self._answered.wait(timeout_s)
-
-
-@dataclass
-class ApprovalNeeded(Message):
-    """A tool call waits for the user's approval (the worker blocks until ``answer`` is given)."""
-
-    turn_id: int
-    review: ToolReview
-    answer: ApprovalAnswer
-
-
-@dataclass
-class ApprovalWithdrawn(Message):
-    """The worker stopped waiting for an approval (the turn was stopped): close its modal."""
-
-    answer: ApprovalAnswer

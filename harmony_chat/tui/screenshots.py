@@ -107,7 +107,7 @@ async def show_approval(pilot: Pilot[Any]) -> None:
     await wait_idle(pilot)
     chat = app.chat
     chat.tools.providers = [ScreenshotWeather()]
-    chat.tools.runner = tool_runner(app.options, chat.tools.providers, chat.tools.approve)
+    chat.tools.runner = tool_runner(app.options, chat.tools.providers, asks=True)
     chat.refresh_tool_count()
     chat.prompt.text = TOOL_QUESTION
     await pilot.press("enter")

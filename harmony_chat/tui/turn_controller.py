@@ -14,29 +14,23 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from functools import partial
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 from textual.message import Message
 
 from harmony_chat.errors import HarmonyChatError
 from harmony_chat.tui.messages import ConversationFailed, ConversationOpened, LastMessageTaken
-from harmony_chat.tui.screens.tooling import TurnContext
 
 if TYPE_CHECKING:
     from harmony_chat.chat.conversation import ChatConversation
     from harmony_chat.chat.events import ChatEvent
+    from harmony_chat.tui.generation import GenerationRun
 
 Operation = Callable[[Callable[[], bool]], Iterator["ChatEvent"]]
 """A generating method of the conversation, given the turn's stop flag."""
 RunWorker = Callable[[Callable[[], None], str, str], object]
 """Runs ``work`` in a worker thread of a group (a new one cancels the group's running one), with a description."""
 Post = Callable[[Message], object]
-
-
-class TurnHolder(Protocol):
-    """Where the approver finds the running turn (:class:`~harmony_chat.tui.screens.tooling.ChatTools`)."""
-
-    turn: TurnContext | None
 
 
 def _cancelled() -> Callable[[], bool]:
@@ -56,16 +50,12 @@ class TurnController:
     Args:
         post: the screen's thread-safe ``post_message`` (every result goes through it).
         run_worker: runs a function in a worker thread (the screen's ``run_worker``, exclusive per group).
-        tools: told which turn is running, for the approver (set and cleared on the turn's worker).
         serial: held by every worker that uses the conversation (a model load shares it).
     """
 
-    def __init__(
-        self, post: Post, run_worker: RunWorker, tools: TurnHolder, serial: threading.Lock | None = None
-    ) -> None:
+    def __init__(self, post: Post, run_worker: RunWorker, serial: threading.Lock | None = None) -> None:
         self.post = post
         self.run_worker = run_worker
-        self.tools = tools
         self.serial = serial or threading.Lock()
         """Held by every worker that uses the conversation, so they run one at a time."""
         self.turn_id = 0
@@ -75,6 +65,8 @@ class TurnController:
         self.turn_done_at = 0.0
         """``time.monotonic()`` when the last turn finished."""
         self._stop = threading.Event()
+        self._run: GenerationRun | None = None
+        """The running turn's event stream (its open approvals are denied when it is stopped)."""
 
     # -- turns ------------------------------------------------------------------------------------
 
@@ -94,8 +86,11 @@ class TurnController:
         self.run_worker(partial(self._generate, conversation, operation, turn_id), "generation", "Generating")
 
     def stop(self) -> None:
-        """Ask the running turn to stop (within a token; a running tool is cancelled)."""
+        """Ask the running turn to stop (within a token; a running tool is cancelled, a question denied)."""
         self._stop.set()
+        run = self._run
+        if run is not None:
+            run.withdraw()
 
     @property
     def stopping(self) -> bool:
@@ -122,11 +117,13 @@ class TurnController:
 
         run = GenerationRun(turn_id, self.post)
         with self.serial:
-            self.tools.turn = TurnContext(turn_id, run, should_stop)
+            self._run = run
+            if self._stop.is_set():  # stopped before its stream was known here
+                run.withdraw()
             try:
                 run.run(operation(should_stop), conversation)
             finally:
-                self.tools.turn = None
+                self._run = None
 
     # -- the conversation's other workers ---------------------------------------------------------
 

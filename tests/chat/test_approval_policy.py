@@ -9,6 +9,7 @@ from harmony_chat.chat.approval import ApprovalPolicy, Choice, Decision, ToolRev
 from harmony_chat.chat.factory import configured_servers, tool_runner
 from harmony_chat.chat.options import ChatOptions
 from harmony_chat.config import load_settings
+from tests.chat.approvals import decide
 
 PYTHON = ToolReview(
     key="builtin.python",
@@ -43,36 +44,36 @@ class Answers:
 def test_always_saved_for_a_built_in_lasts_for_the_conversation_only() -> None:
     policy = ApprovalPolicy("ask")
     approver = Answers(Choice.ALWAYS_SAVE)  # what a UI may send, whatever it offered
-    decision, how = policy.decide(PYTHON, approver)
+    decision, how = decide(policy, PYTHON, approver)
     assert decision.approved and decision.choice is Choice.ALWAYS and how == "approved"
     assert approver.shown[0].savable is False
     assert "builtin.python" not in policy.always
-    assert policy.decide(PYTHON, approver)[1] == "always"  # for the rest of this conversation
+    assert decide(policy, PYTHON, approver)[1] == "always"  # for the rest of this conversation
     policy.new_conversation()
-    policy.decide(PYTHON, approver)
+    decide(policy, PYTHON, approver)
     assert len(approver.shown) == 2  # asked again in the next one
 
 
 def test_a_saved_always_never_approves_a_built_in() -> None:
     policy = ApprovalPolicy("ask", {"builtin.python"})  # as the config file's [tools] always gives it
     approver = Answers(Choice.DENY)
-    decision, how = policy.decide(PYTHON, approver)
+    decision, how = decide(policy, PYTHON, approver)
     assert not decision.approved and how == "denied" and approver.shown == [PYTHON]
     assert policy.ignored_always() == ["builtin.python"]
     no_one = ApprovalPolicy.from_config("ask", ["builtin.python"], servers=["weather"])
-    assert no_one.decide(PYTHON, None)[1] == "denied"  # with nobody to ask, it is not run either
+    assert decide(no_one, PYTHON, None)[1] == "denied"  # with nobody to ask, it is not run either
 
 
 def test_only_a_configured_server_s_tool_is_saved() -> None:
     configured = ApprovalPolicy.from_config("ask", servers=["weather"])
     approver = Answers(Choice.ALWAYS_SAVE)
-    assert configured.decide(WEATHER, approver)[0].choice is Choice.ALWAYS_SAVE
+    assert decide(configured, WEATHER, approver)[0].choice is Choice.ALWAYS_SAVE
     assert approver.shown[0].savable and configured.always == {"weather.get_weather"}
     demo = ApprovalPolicy.from_config("ask", ["weather.get_weather"], servers=[])  # e.g. the pocket demo's server
     approver = Answers(Choice.ALWAYS_SAVE)
-    decision, _ = demo.decide(WEATHER, approver)  # the saved key does not apply to it either
+    decision, _ = decide(demo, WEATHER, approver)  # the saved key does not apply to it either
     assert decision.choice is Choice.ALWAYS and not approver.shown[0].savable
-    assert demo.decide(WEATHER, approver)[1] == "always"  # for the session
+    assert decide(demo, WEATHER, approver)[1] == "always"  # for the session
     assert "weather.get_weather" in demo.session_always
 
 
@@ -86,10 +87,10 @@ def test_the_factory_names_the_configured_servers(tmp_path: Path) -> None:
     options = ChatOptions(load_settings(config))
     assert configured_servers(options) == {"w"}
     approver = Answers(Choice.DENY)
-    runner = tool_runner(options, [], approver)
+    runner = tool_runner(options, [], asks=True)
     try:
-        assert runner.policy.decide(PYTHON, approver)[1] == "denied" and approver.shown  # asked: `ask --tool python`
+        assert decide(runner.policy, PYTHON, approver)[1] == "denied" and approver.shown  # asked: `ask --tool python`
         configured = replace(WEATHER, key="w.get_weather", server="w")
-        assert runner.policy.decide(configured, None)[1] == "always"  # a configured server's saved key still works
+        assert decide(runner.policy, configured, None)[1] == "always"  # a configured server's saved key still works
     finally:
         runner.tools.close()

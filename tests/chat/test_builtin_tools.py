@@ -13,7 +13,7 @@ from harmony_chat.chat.approval import ApprovalPolicy, Choice, Decision, ToolRev
 from harmony_chat.chat.builtins import PythonBuiltin
 from harmony_chat.chat.conversation import ChatConversation
 from harmony_chat.chat.events import ToolFinished
-from harmony_chat.chat.tool_calls import ToolRunner
+from harmony_chat.chat.tool_calls import ToolRunner, answer_with
 from harmony_chat.chat.toolset import ToolSet
 from harmony_chat.generation.turn import PromptReady
 from harmony_chat.harmony.events import ContentDelta
@@ -37,17 +37,10 @@ def python_tool(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Pyt
     tool.close()
 
 
-def _chat(
-    encoding: HarmonyEncoding, tool: PythonBuiltin, turns: list[str], asked: list[ToolReview]
-) -> ChatConversation:
+def _chat(encoding: HarmonyEncoding, tool: PythonBuiltin, turns: list[str]) -> ChatConversation:
     backend = ReplayBackend(turns=[ids(encoding, turn) for turn in turns])
     backend.load()
-
-    def approver(review: ToolReview) -> Decision:
-        asked.append(review)
-        return Decision(Choice.ALWAYS)
-
-    runner = ToolRunner(ToolSet(builtins=[tool]), ApprovalPolicy("ask"), approver, builtin_timeout_s={"python": 60})
+    runner = ToolRunner(ToolSet(builtins=[tool]), ApprovalPolicy("ask"), asks=True, builtin_timeout_s={"python": 60})
     return ChatConversation(ChatSession(encoding, start_date="2026-01-01"), backend, tools=runner)
 
 
@@ -56,8 +49,13 @@ def test_python_runs_after_approval_and_the_model_reads_its_output(
     encoding: HarmonyEncoding, python_tool: PythonBuiltin
 ) -> None:
     asked: list[ToolReview] = []
-    chat = _chat(encoding, python_tool, [CODE_CALL, STATE_CALL, ANSWER, CODE_CALL, ANSWER], asked)
-    events = list(chat.send("What is 1234 * 5678?"))
+
+    def approver(review: ToolReview) -> Decision:
+        asked.append(review)
+        return Decision(Choice.ALWAYS)
+
+    chat = _chat(encoding, python_tool, [CODE_CALL, STATE_CALL, ANSWER, CODE_CALL, ANSWER])
+    events = list(answer_with(chat.send("What is 1234 * 5678?"), approver))
     results = [e.result for e in events if isinstance(e, ToolFinished)]
     assert [r.status for r in results] == ["done", "done"]
     assert "7006652" in results[0].text and "7006653" in results[1].text  # the kernel keeps state
@@ -70,16 +68,16 @@ def test_python_runs_after_approval_and_the_model_reads_its_output(
     assert "<|start|>python to=assistant<|channel|>analysis<|message|>7006652" in prompts[1]
     assert "".join(e.text for e in events if isinstance(e, ContentDelta) and e.channel == "final") == "It is 7006652."
     chat.new_chat()  # a new conversation: a fresh kernel, and "always" asked again
-    list(chat.send("Again?"))
+    list(answer_with(chat.send("Again?"), approver))
     assert len(asked) == 2
 
 
 def test_without_approval_nothing_runs(encoding: HarmonyEncoding, python_tool: PythonBuiltin) -> None:
     backend = ReplayBackend(turns=[ids(encoding, CODE_CALL), ids(encoding, ANSWER)])
     backend.load()
-    runner = ToolRunner(ToolSet(builtins=[python_tool]), ApprovalPolicy("ask"), lambda r: Decision(Choice.DENY, "no"))
+    runner = ToolRunner(ToolSet(builtins=[python_tool]), ApprovalPolicy("ask"), asks=True)
     chat = ChatConversation(ChatSession(encoding), backend, tools=runner)
-    events = list(chat.send("?"))
+    events = list(answer_with(chat.send("?"), lambda r: Decision(Choice.DENY, "no")))
     (finished,) = [e for e in events if isinstance(e, ToolFinished)]
     assert finished.result.status == "denied"
     assert python_tool._tool is None or python_tool._tool._kernel is None  # no kernel was even started

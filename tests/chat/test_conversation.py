@@ -14,7 +14,7 @@ from harmony_chat.backends.replay import ReplayBackend
 from harmony_chat.chat.approval import ApprovalPolicy, Choice, Decision, ToolReview
 from harmony_chat.chat.conversation import ChatConversation
 from harmony_chat.chat.events import ChatEvent, StepStarted, ToolFinished, ToolLoopLimit, ToolStarted
-from harmony_chat.chat.tool_calls import ToolRunner
+from harmony_chat.chat.tool_calls import ToolRunner, answer_with
 from harmony_chat.chat.toolset import ToolSet
 from harmony_chat.generation.turn import PromptReady
 from harmony_chat.harmony.events import ContentDelta, NoAnswer
@@ -62,6 +62,11 @@ class WeatherTools:
         pass
 
 
+def approve_once(review: ToolReview) -> Decision:
+    """The user approves every call they are asked about, once."""
+    return Decision(Choice.ONCE)
+
+
 def make(
     encoding: HarmonyEncoding,
     turns: list[str],
@@ -76,7 +81,7 @@ def make(
     backend.load()
     runner = None
     if tools is not None:
-        runner = ToolRunner(ToolSet([tools]), ApprovalPolicy(mode), approver)  # type: ignore[arg-type]
+        runner = ToolRunner(ToolSet([tools]), ApprovalPolicy(mode), asks=approver is not None)  # type: ignore[arg-type]
     session = ChatSession(encoding, start_date="2026-01-01")
     conversation = ChatConversation(session, backend, store=store, tools=runner, max_steps=max_steps, model_name="t")
     return conversation, backend
@@ -95,7 +100,7 @@ def test_approved_call_runs_and_the_answer_uses_its_result(encoding: HarmonyEnco
 
     tools = WeatherTools()
     chat, _ = make(encoding, [CALL, ANSWER], tools=tools, approver=approve)
-    events = list(chat.send("Weather in Tokyo?"))
+    events = list(answer_with(chat.send("Weather in Tokyo?"), approve))
     assert tools.calls == [{"location": "Tokyo"}]
     assert [r.key for r in asked] == ["weather.get_weather"] and '"location": "Tokyo"' in asked[0].arguments
     assert [e.step for e in events if isinstance(e, StepStarted)] == [1, 2]
@@ -113,8 +118,8 @@ def test_approved_call_runs_and_the_answer_uses_its_result(encoding: HarmonyEnco
 
 
 def test_declared_tools_reach_the_developer_message(encoding: HarmonyEncoding) -> None:
-    chat, _ = make(encoding, [ANSWER], tools=WeatherTools(), approver=lambda r: Decision(Choice.ONCE))
-    events = list(chat.send("hi"))
+    chat, _ = make(encoding, [ANSWER], tools=WeatherTools(), approver=approve_once)
+    events = list(answer_with(chat.send("hi"), approve_once))
     prompt = encoding.decode(next(e for e in events if isinstance(e, PromptReady)).prompt.tokens)
     assert "namespace functions" in prompt and "type get_weather" in prompt
 
@@ -122,7 +127,7 @@ def test_declared_tools_reach_the_developer_message(encoding: HarmonyEncoding) -
 def test_denied_call_tells_the_model_why_and_never_runs(encoding: HarmonyEncoding) -> None:
     tools = WeatherTools()
     chat, _ = make(encoding, [CALL, ANSWER], tools=tools, approver=lambda r: Decision(Choice.DENY, "not now"))
-    events = list(chat.send("Weather?"))
+    events = list(answer_with(chat.send("Weather?"), lambda r: Decision(Choice.DENY, "not now")))
     assert tools.calls == []
     finished = next(e for e in events if isinstance(e, ToolFinished))
     assert finished.result.status == "denied" and "declined" in finished.result.text
@@ -139,7 +144,7 @@ def test_mode_none_declines_without_asking(encoding: HarmonyEncoding) -> None:
 
     tools = WeatherTools()
     chat, _ = make(encoding, [CALL, ANSWER], tools=tools, approver=approver, mode="none")
-    list(chat.send("Weather?"))
+    list(answer_with(chat.send("Weather?"), approver))
     assert asked == [] and tools.calls == []
 
 
@@ -152,7 +157,7 @@ def test_always_asks_once_per_tool(encoding: HarmonyEncoding) -> None:
 
     tools = WeatherTools()
     chat, _ = make(encoding, [CALL, CALL, ANSWER], tools=tools, approver=approver)
-    events = list(chat.send("Weather twice?"))
+    events = list(answer_with(chat.send("Weather twice?"), approver))
     assert len(tools.calls) == 2 and len(asked) == 1
     assert [e.approval for e in events if isinstance(e, ToolFinished)] == ["approved", "always"]
 
@@ -161,8 +166,8 @@ def test_unknown_tool_and_bad_arguments_are_results_not_runs(encoding: HarmonyEn
     unknown = CALL.replace("get_weather", "launch_rockets")
     broken = CALL.replace('{"location":"Tokyo"}', '["Tokyo"]')
     tools = WeatherTools()
-    chat, _ = make(encoding, [unknown, broken, ANSWER], tools=tools, approver=lambda r: Decision(Choice.ONCE))
-    events = list(chat.send("?"))
+    chat, _ = make(encoding, [unknown, broken, ANSWER], tools=tools, approver=approve_once)
+    events = list(answer_with(chat.send("?"), approve_once))
     results = [e.result for e in events if isinstance(e, ToolFinished)]
     assert tools.calls == []
     assert "unknown tool" in results[0].text and "functions.get_weather" in results[0].text
@@ -172,8 +177,8 @@ def test_unknown_tool_and_bad_arguments_are_results_not_runs(encoding: HarmonyEn
 
 def test_a_malformed_call_in_the_tool_loop_is_no_missing_answer(encoding: HarmonyEncoding) -> None:
     broken = CALL.replace('{"location":"Tokyo"}', '{"location": Tokyo}')
-    chat, _ = make(encoding, [broken, ANSWER], tools=WeatherTools(), approver=lambda r: Decision(Choice.ONCE))
-    events = list(chat.send("?"))
+    chat, _ = make(encoding, [broken, ANSWER], tools=WeatherTools(), approver=approve_once)
+    events = list(answer_with(chat.send("?"), approve_once))
     assert "not valid JSON" in next(e for e in events if isinstance(e, ToolFinished)).result.text
     assert final_text(events) == "Sunny in Tokyo."
     assert not [e for e in events if isinstance(e, NoAnswer)]  # the model got the error and answered
@@ -190,8 +195,8 @@ def test_a_malformed_call_without_a_tool_loop_gives_no_answer(encoding: HarmonyE
 
 def test_max_steps_stops_the_loop(encoding: HarmonyEncoding) -> None:
     tools = WeatherTools()
-    chat, _ = make(encoding, [CALL] * 5, tools=tools, approver=lambda r: Decision(Choice.ONCE), max_steps=3)
-    events = list(chat.send("loop forever"))
+    chat, _ = make(encoding, [CALL] * 5, tools=tools, approver=approve_once, max_steps=3)
+    events = list(answer_with(chat.send("loop forever"), approve_once))
     assert len(tools.calls) == 2
     assert [e.max_steps for e in events if isinstance(e, ToolLoopLimit)] == [3]
     last = chat.session.history[-1]
@@ -201,14 +206,14 @@ def test_max_steps_stops_the_loop(encoding: HarmonyEncoding) -> None:
 def test_stop_during_a_tool_cancels_it_and_ends_the_turn(encoding: HarmonyEncoding) -> None:
     tools = WeatherTools(block=True)
     stop = threading.Event()
-    chat, backend = make(encoding, [CALL, ANSWER], tools=tools, approver=lambda r: Decision(Choice.ONCE))
+    chat, backend = make(encoding, [CALL, ANSWER], tools=tools, approver=approve_once)
 
     def stop_when_running() -> None:
         tools.running.wait(5)
         stop.set()
 
     threading.Thread(target=stop_when_running, daemon=True).start()
-    events = list(chat.send("?", should_stop=stop.is_set))
+    events = list(answer_with(chat.send("?", should_stop=stop.is_set), approve_once))
     finished = next(e for e in events if isinstance(e, ToolFinished))
     assert finished.result.status == "cancelled"
     assert len([e for e in events if isinstance(e, StepStarted)]) == 1  # no generation after the stop
@@ -224,10 +229,8 @@ def test_without_a_tool_runner_a_call_ends_the_turn(encoding: HarmonyEncoding) -
 
 def test_history_stays_in_step_through_loop_edit_and_regenerate(encoding: HarmonyEncoding, tmp_path: Path) -> None:
     store = HistoryStore(tmp_path / "h.sqlite3")
-    chat, _ = make(
-        encoding, [CALL, ANSWER, ANSWER], tools=WeatherTools(), approver=lambda r: Decision(Choice.ONCE), store=store
-    )
-    list(chat.send("Weather in Tokyo?"))
+    chat, _ = make(encoding, [CALL, ANSWER, ANSWER], tools=WeatherTools(), approver=approve_once, store=store)
+    list(answer_with(chat.send("Weather in Tokyo?"), approve_once))
     conversation = chat.conversation_id
     assert conversation is not None
     stored = store.load(conversation)
@@ -235,7 +238,7 @@ def test_history_stays_in_step_through_loop_edit_and_regenerate(encoding: Harmon
     assert roles == [("user", None), ("assistant", "commentary"), ("tool", "commentary"), ("assistant", "final")]
     assert stored.message_meta[2]["status"] == "done" and stored.message_meta[2]["approval"] == "approved"
     assert stored.message_meta[2]["server"] == "weather" and stored.message_meta[0] == {}
-    list(chat.regenerate())
+    list(answer_with(chat.regenerate(), approve_once))
     regenerated = store.load(conversation).messages
     assert [(m.author.role.value, m.channel) for m in regenerated] == [("user", None), ("assistant", "final")]
     assert [(m.author.role.value, m.channel) for m in chat.session.history] == [

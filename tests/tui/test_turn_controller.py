@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future
 from typing import Any, cast
 
 from textual.message import Message
 
-from harmony_chat.chat.events import ChatEvent, Notice
+from harmony_chat.chat.approval import STOPPED, Decision, ToolReview
+from harmony_chat.chat.events import ApprovalRequested, ChatEvent, Notice
 from harmony_chat.errors import HarmonyChatError
 from harmony_chat.tui.messages import ConversationFailed, ConversationOpened, LastMessageTaken, TurnDone, TurnEvents
-from harmony_chat.tui.screens.tooling import TurnContext
 from harmony_chat.tui.turn_controller import TurnController
+
+REVIEW = ToolReview("weather.get_weather", "weather", "get_weather", "functions.get_weather", "{}")
 
 
 class FakeConversation:
@@ -42,10 +45,6 @@ class FakeConversation:
         return "the last message"
 
 
-class Tools:
-    turn: TurnContext | None = None
-
-
 class Recorder:
     """A ``post`` and a worker runner that run the work at once (or on a thread, with ``threaded``)."""
 
@@ -69,28 +68,61 @@ class Recorder:
             work()
 
 
-def controller(recorder: Recorder, tools: Tools | None = None) -> TurnController:
-    return TurnController(recorder.post, recorder.run, tools or Tools())
+def controller(recorder: Recorder) -> TurnController:
+    return TurnController(recorder.post, recorder.run)
 
 
 def test_a_turn_runs_in_the_generation_worker_and_posts_its_events_then_its_end() -> None:
-    recorder, tools = Recorder(), Tools()
-    seen: list[TurnContext | None] = []
-    turns = controller(recorder, tools)
+    recorder = Recorder()
+    turns = controller(recorder)
     chat = FakeConversation()
-
-    def operation(should_stop: Callable[[], bool]) -> Iterator[ChatEvent]:
-        seen.append(tools.turn)  # the approver finds the running turn
-        return chat.send("hello", should_stop)
-
     turn_id = turns.begin()
-    turns.start(cast(Any, chat), operation, turn_id)
+    turns.start(cast(Any, chat), lambda should_stop: chat.send("hello", should_stop), turn_id)
     assert recorder.groups == ["generation"] and turns.generating
     events, done = recorder.posted
     assert isinstance(events, TurnEvents) and events.turn_id == turn_id and events.events == [Notice("hello")]
     assert isinstance(done, TurnDone) and done.turn_id == turn_id and done.error is None
-    assert seen[0] is not None and seen[0].turn_id == turn_id and tools.turn is None
     assert turns.finish(turn_id) and not turns.generating and turns.turn_done_at > 0
+
+
+def _asking(answers: list[Decision], before: Callable[[], object] = lambda: None) -> Callable[..., Iterator[ChatEvent]]:
+    """A turn that shows a notice, asks about one call and keeps the answer it waited for."""
+
+    def operation(should_stop: Callable[[], bool]) -> Iterator[ChatEvent]:
+        yield Notice("before")
+        before()
+        answer: Future[Decision] = Future()
+        yield ApprovalRequested(1, "functions.get_weather", REVIEW, answer)
+        answers.append(answer.result(timeout=5))
+
+    return operation
+
+
+def test_a_question_is_posted_at_once_and_a_stop_answers_it_with_a_denial() -> None:
+    recorder = Recorder(threaded=True)
+    turns = controller(recorder)
+    answers: list[Decision] = []
+    turns.start(cast(Any, FakeConversation()), _asking(answers), turns.begin())
+    for _ in range(500):  # the notice's batch is never marked rendered: the question must not wait behind it
+        if len(recorder.posted) == 2:
+            break
+        threading.Event().wait(0.01)
+    notice, question = recorder.posted
+    assert isinstance(notice, TurnEvents) and notice.events == [Notice("before")] and not notice.handled.is_set()
+    assert isinstance(question, TurnEvents) and isinstance(question.events[0], ApprovalRequested)
+    assert answers == []  # the turn waits for the answer
+    turns.stop()
+    recorder.threads[0].join(5)
+    assert answers == [STOPPED] and isinstance(recorder.posted[-1], TurnDone)
+
+
+def test_a_question_asked_as_the_turn_is_stopped_is_denied_at_once() -> None:
+    recorder = Recorder(threaded=True)
+    turns = controller(recorder)
+    answers: list[Decision] = []
+    turns.start(cast(Any, FakeConversation()), _asking(answers, before=turns.stop), turns.begin())
+    recorder.threads[0].join(5)
+    assert answers == [STOPPED]
 
 
 def test_stop_stops_the_running_turn() -> None:
@@ -120,7 +152,7 @@ def test_stop_stops_the_running_turn() -> None:
 
 def test_a_superseded_turn_s_end_is_ignored() -> None:
     recorder = Recorder()
-    turns = TurnController(recorder.post, lambda work, group, description: None, Tools())  # never runs
+    turns = TurnController(recorder.post, lambda work, group, description: None)  # never runs
     first = turns.begin()
     turns.start(cast(Any, FakeConversation()), lambda _: iter([]), first)
     second = turns.begin()

@@ -34,7 +34,8 @@ from textual.reactive import var
 from textual.screen import Screen
 from textual.widget import MountError, Widget
 
-from harmony_chat.chat.events import Notice, ReasoningSummary, ToolFinished
+from harmony_chat.chat.approval import STOPPED, give
+from harmony_chat.chat.events import ApprovalRequested, ChatEvent, Notice, ReasoningSummary, ToolFinished
 from harmony_chat.chat.model_source import DemoReplay
 from harmony_chat.collector import release, settle
 from harmony_chat.generation.turn import PromptReady, TurnStats
@@ -44,8 +45,6 @@ from harmony_chat.harmony.visibility import ReasoningMode
 from harmony_chat.preferences import NotSaved, Preferences
 from harmony_chat.tui.bindings import SCREEN_KEYS
 from harmony_chat.tui.messages import (
-    ApprovalNeeded,
-    ApprovalWithdrawn,
     ConversationFailed,
     ConversationOpened,
     LastMessageTaken,
@@ -148,13 +147,14 @@ class ChatScreen(Screen[None]):
         self.exchanges: list[list[Widget]] = []
         """The widgets of each exchange: the user's message, then its answer."""
         self.tools = ChatTools(options, preferences, self.post_message)
-        self.turns = TurnController(self.post_message, self._run_worker, self.tools)
+        self.turns = TurnController(self.post_message, self._run_worker)
         self.loader = ModelLoader(options, backend_factory, history, self.post_message, self.turns.serial)
         self.approvals = ApprovalFlow(
             lambda modal, answered: self.app.push_screen(modal, answered),
             approval_clock,
             lambda key: self.prompt.type_ahead(key),  # keys typed as the modal opens go on into the prompt
             self.action_stop,
+            self.tools.save_always,
         )
         self.waiting: tuple[str, UserMessage] | None = None
         """A message sent while the model loads, and its place in the view: sent when the model is ready."""
@@ -196,7 +196,8 @@ class ChatScreen(Screen[None]):
         self.call_after_refresh(settle, collect=False)  # the first paint: freeze startup's objects, quickly
 
     def on_unmount(self) -> None:
-        """Hand everything frozen back to the collector (``collector.py``)."""
+        """Stop a running turn (a question it waits on is denied); hand everything frozen back (``collector.py``)."""
+        self.turns.stop()
         release()
 
     # -- what the screen shows ---------------------------------------------------------------------
@@ -512,10 +513,13 @@ class ChatScreen(Screen[None]):
                 raise
         finally:
             message.handled.set()
+            if self.exiting:
+                _decline(message.events)
 
     async def _render_events(self, message: TurnEvents) -> None:
         turn = self.current_turn
         if turn is None or message.turn_id != turn.turn_id:
+            _decline(message.events)  # a superseded turn's question is not shown: nobody could answer it
             return
         self.batch_lags.append(time.monotonic() - message.posted_at)
         await turn.apply(message.events)
@@ -546,9 +550,13 @@ class ChatScreen(Screen[None]):
                 from harmony_chat.tui.browsing import visits
 
                 await turn.show_visits(visits(self.conversation)[self.visits_before :])
+            elif isinstance(event, ApprovalRequested):
+                self.approvals.ask(event)
         if self.turns.stopping:
             return
-        if turn.tool_running:
+        if self.approvals.open is not None:
+            self.state = "waiting for approval"
+        elif turn.tool_running:
             self.state = "running a tool"
         elif turn.summarising:
             self.state = "summarising the reasoning"
@@ -855,16 +863,9 @@ class ChatScreen(Screen[None]):
         self.app.push_screen(ToolsScreen(self.tools.providers), lambda _: self.refresh_tool_count())
         return True
 
-    def on_approval_needed(self, message: ApprovalNeeded) -> None:
-        """Show the approval modal for a call (unless the turn was stopped meanwhile)."""
-        if message.answer.withdrawn:
-            return
-        turn = self.current_turn
-        if turn is not None and turn.turn_id == message.turn_id:
-            turn.tool_asking()
-        self.state = "waiting for approval"
-        self.approvals.ask(message)
 
-    def on_approval_withdrawn(self, message: ApprovalWithdrawn) -> None:
-        """The turn was stopped while asking: close the modal as a denial."""
-        self.approvals.close(message.answer)
+def _decline(events: list[ChatEvent]) -> None:
+    """Deny the approvals ``events`` ask for that no modal will show (a turn superseded, the app exiting)."""
+    for event in events:
+        if isinstance(event, ApprovalRequested):
+            give(event.answer, STOPPED)

@@ -2,11 +2,10 @@
 
 :class:`ChatTools` is the chat screen's collaborator for tools. The providers start in a worker
 after the first paint (importing the MCP SDK takes about a second); their notices arrive on the
-toolbox's own thread and are posted to the screen as messages. The conversation core asks for
-approval on the generation worker: :meth:`ChatTools.approve` posts the question to the screen
-and blocks that worker until the modal answers, while it keeps polling the turn's stop flag, so
-stopping the turn also closes the modal (as a denial). An "always" answer the user wants saved
-goes to :class:`~harmony_chat.preferences.Preferences`.
+toolbox's own thread and are posted to the screen as messages. The runner asks for approval in
+the turn's events (:class:`~harmony_chat.chat.events.ApprovalRequested`), which the screen
+answers from its modal (:class:`~harmony_chat.tui.screens.approving.ApprovalFlow`); an "always"
+answer the user wants saved goes to :class:`~harmony_chat.preferences.Preferences` here.
 """
 
 from __future__ import annotations
@@ -17,20 +16,16 @@ from typing import TYPE_CHECKING
 
 from textual.message import Message
 
-from harmony_chat.chat.approval import Choice, Decision, ToolReview
 from harmony_chat.preferences import NotSaved, Preferences
-from harmony_chat.tui.messages import ApprovalAnswer, ApprovalNeeded, ApprovalWithdrawn, ToolNotice, ToolsReady
+from harmony_chat.tui.messages import ToolNotice, ToolsReady
 
 if TYPE_CHECKING:
+    from harmony_chat.chat.approval import ToolReview
     from harmony_chat.chat.conversation import ChatConversation
     from harmony_chat.chat.options import ChatOptions
     from harmony_chat.chat.tool_calls import ToolRunner
     from harmony_chat.tools.base import ToolProvider
-    from harmony_chat.tui.generation import GenerationRun
 
-WAIT_POLL_S = 0.05
-"""How often a worker waiting for the user's answer checks whether the turn was stopped."""
-STOPPED_REASON = "the user stopped the turn"
 SERVERS_REFRESH_S = 3.0
 """How often the status bar looks for running ``harmony-chat serve`` processes."""
 
@@ -38,15 +33,6 @@ SERVERS_REFRESH_S = 3.0
 def server_label(host: str, port: int) -> str:
     """How the status bar names a server: ``:8000`` on loopback, ``HOST:PORT`` when others can reach it."""
     return f":{port}" if host in ("127.0.0.1", "localhost", "::1") else f"{host}:{port}"
-
-
-class TurnContext:
-    """What the approver needs from the running turn: its id, its event stream and its stop flag."""
-
-    def __init__(self, turn_id: int, run: GenerationRun, should_stop: Callable[[], bool]) -> None:
-        self.turn_id = turn_id
-        self.run = run
-        self.should_stop = should_stop
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,7 +47,7 @@ class ToolCount:
 
 
 class ChatTools:
-    """The chat's tool providers and runner, and the approval of each call.
+    """The chat's tool providers and runner, and the "always" answers saved.
 
     Args:
         options: the tool settings (which tools, which approval mode).
@@ -76,8 +62,6 @@ class ChatTools:
         self.runner: ToolRunner | None = None
         """Runs the model's calls (None until the tools have started, or with none configured)."""
         self.providers: list[ToolProvider] = []
-        self.turn: TurnContext | None = None
-        """The running turn (set and read on its worker thread only)."""
         self.closed = False
         """Set once the chat is being released: providers that start late are closed at once."""
 
@@ -100,7 +84,7 @@ class ChatTools:
         except Exception as error:  # a bad MCP file, a broken SDK: one notice, the chat goes on
             self.post(ToolNotice(f"The tools did not start: {error}"))
             providers = []
-        self.post(ToolsReady(providers, tool_runner(self.options, providers, self.approve)))
+        self.post(ToolsReady(providers, tool_runner(self.options, providers, asks=True)))
 
     def take(self, message: ToolsReady) -> str | None:
         """Keep the started tools (closed at once if the chat is being released); a warning to show, if any."""
@@ -143,25 +127,9 @@ class ChatTools:
         if runner is not None:
             runner.tools.close()
 
-    # -- asking ---------------------------------------------------------------------------------
-
-    def approve(self, review: ToolReview) -> Decision:
-        """(Generation worker) ask the user about a call; block until the answer or a stop."""
-        context = self.turn
-        if context is None:
-            return Decision(Choice.DENY, "nobody could be asked")
-        context.run.flush()  # the call's row is on screen before the question
-        answer = ApprovalAnswer()
-        self.post(ApprovalNeeded(context.turn_id, review, answer))
-        while not answer.wait(WAIT_POLL_S):
-            if context.should_stop():
-                answer.withdrawn = True
-                self.post(ApprovalWithdrawn(answer))
-                return Decision(Choice.DENY, STOPPED_REASON)
-        decision = answer.decision or Decision(Choice.DENY)
-        if decision.choice is Choice.ALWAYS_SAVE and review.savable:
-            try:
-                self.preferences.always_approve(review.key)
-            except NotSaved as error:
-                self.post(ToolNotice(f"Not saved ({review.key} is allowed for this session): {error}"))
-        return decision
+    def save_always(self, review: ToolReview) -> None:
+        """Remember "always" for ``review``'s tool in the config file (a notice says when it could not be)."""
+        try:
+            self.preferences.always_approve(review.key)
+        except NotSaved as error:
+            self.post(ToolNotice(f"Not saved ({review.key} is allowed for this session): {error}"))

@@ -17,6 +17,7 @@ from textual.containers import Vertical
 from textual.widgets import Collapsible, RichLog, Static
 
 from harmony_chat.chat.events import (
+    ApprovalRequested,
     ChatEvent,
     Notice,
     ReasoningSummary,
@@ -106,6 +107,7 @@ class TokenInspector(Vertical):
                     | NoAnswer()
                     | TurnFinished()
                     | StepStarted()
+                    | ApprovalRequested()
                     | ToolStarted()
                     | ToolFinished()
                     | ToolLoopLimit()

@@ -21,6 +21,7 @@ from textual.containers import Vertical
 from textual.widgets import Static
 
 from harmony_chat.chat.events import (
+    ApprovalRequested,
     ChatEvent,
     Notice,
     ReasoningSummary,
@@ -167,11 +168,6 @@ class AssistantTurn(Vertical):
         if self._call is not None:
             self._call.tick()
 
-    def tool_asking(self) -> None:
-        """The user is asked about the last tool call."""
-        if self._call is not None:
-            self._call.asking()
-
     async def apply(self, events: list[ChatEvent]) -> None:
         """Render a batch of events, coalescing consecutive deltas of the answer."""
         pending = ""
@@ -207,7 +203,7 @@ class AssistantTurn(Vertical):
                 await self.mount(Static(literal(notice), classes="notice", markup=False))
             case TurnStats():
                 await self._apply_stats(event)
-            case StepStarted() | ToolStarted() | ToolFinished() | ToolLoopLimit():
+            case StepStarted() | ApprovalRequested() | ToolStarted() | ToolFinished() | ToolLoopLimit():
                 await self._apply_tool_event(event)
             case SummaryStarted():
                 self.summarising = True
@@ -247,13 +243,19 @@ class AssistantTurn(Vertical):
         if event.reason is not StopReason.CALL:
             await self._finish(event)
 
-    async def _apply_tool_event(self, event: StepStarted | ToolStarted | ToolFinished | ToolLoopLimit) -> None:
+    async def _apply_tool_event(
+        self, event: StepStarted | ApprovalRequested | ToolStarted | ToolFinished | ToolLoopLimit
+    ) -> None:
         match event:
             case StepStarted():
                 self._steps = event.step
                 if event.step > 1:  # the model goes on with the tool's result
                     self.stop_reason, self._channel, self._preamble = None, None, None
                     self._thinking.display = True
+            case ApprovalRequested():
+                if not event.answer.done():  # not already withdrawn: the turn was stopped meanwhile
+                    row = await self._call_row(event.name, "")
+                    row.asking()
             case ToolStarted():
                 row = await self._call_row(event.name, event.arguments)
                 row.running(event.server)
