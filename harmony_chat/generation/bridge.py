@@ -4,14 +4,17 @@ A turn's events come from one of two producers: a thread running a blocking iter
 in-process model, which releases the GIL while it computes; a turn paused for reasoning summaries)
 or a task on the event loop (an engine's stream, decoded where it arrives: no thread, no hand-over).
 :class:`EventBridge` runs either and hands the events to an async consumer in batches; a consumer
-on the producer's own thread (the chat app's worker, which posts to the UI) batches with the same
-:class:`FlushClock`. The policy is the same everywhere:
+on the producer's own thread (the chat app's worker, which posts to the UI) gets the same batches
+from :class:`PacedSender`. The policy (:class:`FlushPolicy`, kept by :class:`FlushClock`) is the
+same everywhere:
 
 - until the turn's first text, a batch goes as soon as it comes (the first token is never held);
 - after it, at most one batch per ``interval_s`` (a fast model's tokens cost one wake-up and one
   write per batch, not per token; a slow one's still go one by one);
 - a new message's start and its first text go at once (the answer's first words after the
-  reasoning are never held), and so does the end of the turn and anything :meth:`FlushPolicy.urgent`.
+  reasoning are never held), and so does the end of the turn and anything :meth:`FlushPolicy.urgent`;
+- what the producer then waits on (:meth:`FlushPolicy.awaited`: a question to the user) goes at
+  once even past a consumer that has not caught up.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
+import time
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
@@ -40,6 +44,8 @@ class FlushPolicy:
     """After the first text, the least time between two batches."""
     urgent: Callable[[object], bool] = field(default=_never)
     """Events that make what is pending go at once (besides a message's start and the end)."""
+    awaited: Callable[[object], bool] = field(default=_never)
+    """Events the producer waits on after it yields them: they go at once, whatever the consumer's backlog."""
 
 
 class FlushClock:
@@ -57,7 +63,7 @@ class FlushClock:
 
     def is_urgent(self, event: object) -> bool:
         """Whether ``event`` makes what is pending go at once."""
-        return isinstance(event, MessageStarted) or self.policy.urgent(event)
+        return isinstance(event, MessageStarted) or self.policy.urgent(event) or self.policy.awaited(event)
 
     def sent(self, batch: Sequence[object], now: float) -> None:
         """A batch went at ``now``: a message opened without its text yet keeps the next one from waiting."""
@@ -67,6 +73,50 @@ class FlushClock:
             self._text_sent_at = None  # a new message: its first text goes at once too
         elif self._text_sent_at is not None or text:
             self._text_sent_at = now
+
+
+class PacedSender(Generic[Event]):
+    """Batches for a consumer on the producer's own thread, under the policy and the consumer's pace.
+
+    Events are queued; a batch goes (``send``) when the policy says it is due and the consumer
+    has caught up (``caught_up``: the batches sent before are taken in), so no backlog grows; an
+    :meth:`FlushPolicy.awaited` event goes at once whatever the backlog (the producer waits on it).
+
+    Args:
+        policy: when batches go.
+        send: hands one batch to the consumer (e.g. posts it to the UI's thread).
+        caught_up: whether the consumer has taken in what was sent.
+        clock: seconds, monotonic.
+    """
+
+    def __init__(
+        self,
+        policy: FlushPolicy,
+        send: Callable[[list[Event]], object],
+        caught_up: Callable[[], bool],
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.policy = policy
+        self._send = send
+        self._caught_up = caught_up
+        self._clock = clock
+        self._flush_clock = FlushClock(policy)
+        self._pending: list[Event] = []
+
+    def add(self, event: Event) -> None:
+        """Queue ``event``; send what is queued when it is due and the consumer keeps up (at once if awaited)."""
+        self._pending.append(event)
+        if self.policy.awaited(event):
+            self.flush()
+        elif (self._flush_clock.hold(self._clock()) <= 0 or self._flush_clock.is_urgent(event)) and self._caught_up():
+            self.flush()
+
+    def flush(self) -> None:
+        """Send what is queued now, whatever the consumer's backlog (the turn's end)."""
+        if self._pending:
+            batch, self._pending = self._pending, []
+            self._send(batch)
+            self._flush_clock.sent(batch, self._clock())
 
 
 class _Ended:

@@ -7,7 +7,6 @@ generation speed while each batch stays small.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
@@ -18,7 +17,7 @@ from harmony_chat.chat.events import ApprovalRequested, ChatEvent, Notice
 from harmony_chat.chat.factory import BackendFactory, LoadedModel
 from harmony_chat.chat.options import ChatOptions
 from harmony_chat.errors import HarmonyChatError
-from harmony_chat.generation.bridge import FlushClock, FlushPolicy
+from harmony_chat.generation.bridge import FlushPolicy, PacedSender
 from harmony_chat.generation.turn import PromptReady
 from harmony_chat.tui.messages import ModelFailed, ModelLoading, TurnDone, TurnEvents
 
@@ -62,16 +61,20 @@ def load_in_worker(options: ChatOptions, post: Post, factory: BackendFactory | N
     return model
 
 
-FLUSH_POLICY = FlushPolicy(FLUSH_SECONDS, urgent=lambda event: isinstance(event, Notice | ApprovalRequested))
-"""The bridge's policy at the screen's pace: a notice and a question go at once too."""
+FLUSH_POLICY = FlushPolicy(
+    FLUSH_SECONDS,
+    urgent=lambda event: isinstance(event, Notice),
+    awaited=lambda event: isinstance(event, ApprovalRequested),
+)
+"""The bridge's policy at the screen's pace: a notice goes at once too, and a question whatever is in flight."""
 
 
 class GenerationRun:
     """Posts one turn's events in batches, then a closing :class:`TurnDone`.
 
-    The batches follow the one flush policy of :mod:`~harmony_chat.generation.bridge` (its
-    :class:`FlushClock`, at :data:`FLUSH_SECONDS`), on the worker's own thread; a batch waits while
-    the one before is not yet rendered, so no backlog grows. An
+    The batches are the bridge's (:class:`~harmony_chat.generation.bridge.PacedSender` under
+    :data:`FLUSH_POLICY`), sent from the worker's own thread; a batch waits while the one before
+    is not yet rendered (:data:`MAX_IN_FLIGHT`), so no backlog grows. An
     :class:`~harmony_chat.chat.events.ApprovalRequested` goes at once, whatever is in flight (the
     turn waits for its answer); :meth:`withdraw` answers the open ones with a denial when the user
     stops the turn.
@@ -80,23 +83,22 @@ class GenerationRun:
     def __init__(self, turn_id: int, post: Post) -> None:
         self.turn_id = turn_id
         self.post = post
-        self.batch: list[ChatEvent] = []
         self.in_flight: list[TurnEvents] = []
-        self.clock = FlushClock(FLUSH_POLICY)
+        self.sender: PacedSender[ChatEvent] = PacedSender(FLUSH_POLICY, self._post_batch, self._caught_up)
         self.prompted = False
         """Whether a generation call got as far as its prompt (so something may be on screen)."""
         self.asked: list[ApprovalAnswer] = []
         """The answers this turn has asked for (the open ones are denied by :meth:`withdraw`)."""
         self.withdrawn = False
 
-    def flush(self) -> None:
-        """Post the waiting events now (whatever is in flight)."""
-        if self.batch:
-            message = TurnEvents(self.turn_id, self.batch)
-            self.in_flight.append(message)
-            self.post(message)
-            self.clock.sent(self.batch, time.monotonic())
-            self.batch = []
+    def _post_batch(self, batch: list[ChatEvent]) -> None:
+        message = TurnEvents(self.turn_id, batch)
+        self.in_flight.append(message)
+        self.post(message)
+
+    def _caught_up(self) -> bool:
+        self.in_flight = [sent for sent in self.in_flight if not sent.handled.is_set()]
+        return len(self.in_flight) < MAX_IN_FLIGHT
 
     def withdraw(self) -> None:
         """(Any thread) the turn was stopped: deny every approval it is waiting for, and any it asks for later."""
@@ -105,19 +107,13 @@ class GenerationRun:
             give(answer, STOPPED)
 
     def add(self, event: ChatEvent) -> None:
-        """Queue one event; post the batch when the policy says it is due and the UI has caught up."""
+        """Queue one event; it goes when the policy says it is due and the UI has caught up."""
         self.prompted = self.prompted or isinstance(event, PromptReady)
-        self.batch.append(event)
         if isinstance(event, ApprovalRequested):
             self.asked.append(event.answer)
             if self.withdrawn:  # stopped as it asked: :meth:`withdraw` may have missed it
                 give(event.answer, STOPPED)
-            self.flush()
-            return
-        if self.clock.hold(time.monotonic()) <= 0 or self.clock.is_urgent(event):
-            self.in_flight = [sent for sent in self.in_flight if not sent.handled.is_set()]
-            if len(self.in_flight) < MAX_IN_FLIGHT:
-                self.flush()
+        self.sender.add(event)
 
     def run(self, events: Iterator[ChatEvent], conversation: ChatConversation) -> None:
         """Render ``events`` to the UI; a failure before any output drops the exchange and gives the words back."""
@@ -133,5 +129,5 @@ class GenerationRun:
             error = f"{type(failure).__name__}: {failure}"
         no_output = error is not None and not self.prompted
         given_back = conversation.drop_last_exchange(keep_user=False) if no_output else None
-        self.flush()
+        self.sender.flush()
         self.post(TurnDone(self.turn_id, error, no_output=no_output, given_back=given_back))

@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 
 import pytest
 
-from harmony_chat.generation.bridge import EventBridge, FlushClock, FlushPolicy
+from harmony_chat.generation.bridge import EventBridge, FlushClock, FlushPolicy, PacedSender
 from harmony_chat.harmony.events import ContentDelta, MessageStarted
 
 LONG = FlushPolicy(10.0, urgent=lambda event: event == "urgent")
@@ -155,3 +155,26 @@ def test_the_clock_holds_only_after_text_and_not_after_a_new_message() -> None:
     assert clock.hold(0.5) == pytest.approx(0.7)
     clock.sent([TEXT[1], MessageStarted("final", None, None)], 0.6)
     assert clock.hold(0.7) == 0.0  # a new message opened: its first text goes at once
+
+
+def test_the_paced_sender_gives_a_consumer_on_the_producer_s_thread_the_same_batches() -> None:
+    now = [0.0]
+    sent: list[list[object]] = []
+    caught_up = [True]
+    policy = FlushPolicy(1.0, urgent=lambda event: event == "urgent", awaited=lambda event: event == "question")
+    sender: PacedSender[object] = PacedSender(policy, sent.append, lambda: caught_up[0], clock=lambda: now[0])
+    for event in EVENTS:  # the header, then the first text go at once; the rest waits out the interval
+        sender.add(event)
+    assert sent == [[OPEN], [TEXT[0]]]
+    now[0] = 1.5
+    sender.add("late")  # due: what waited goes with it
+    assert sent[-1] == [TEXT[1], TEXT[2], "late"]
+    caught_up[0] = False  # the consumer has not taken that in: nothing more goes, due or urgent
+    now[0] = 3.0
+    sender.add("urgent")
+    assert len(sent) == 3
+    sender.add("question")  # the producer waits on it: it goes past the backlog, with what waited
+    assert sent[-1] == ["urgent", "question"]
+    sender.add(TEXT[0])
+    sender.flush()  # the turn's end: whatever waits goes
+    assert sent[-1] == [TEXT[0]]
