@@ -10,15 +10,16 @@ value gives one error naming the file and line (or the environment variable).
 
 from __future__ import annotations
 
+import logging
 import os
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from contextvars import ContextVar
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import tomlkit
-from pydantic import AfterValidator, BaseModel, Field, PrivateAttr, ValidationError
+from pydantic import AfterValidator, BaseModel, Field, PrivateAttr, ValidationError, model_validator
 from pydantic_settings import (
     BaseSettings,
     InitSettingsSource,
@@ -28,7 +29,7 @@ from pydantic_settings import (
 )
 from tomlkit.exceptions import TOMLKitError
 
-from harmony_chat.config_errors import ConfigError, describe, explain
+from harmony_chat.config_errors import ConfigError, describe, environment_variable, explain, line_of
 from harmony_chat.config_section import Section as _Section
 from harmony_chat.config_tools import McpSettings, ToolsSettings
 from harmony_chat.harmony.effort import Effort
@@ -64,6 +65,14 @@ MAX_TEMPERATURE = 2.0
 """The highest sampling temperature (OpenAI's API allows 0 to 2)."""
 MAX_SEED = 2**32 - 2
 """llama.cpp's seeds are 32-bit; 2**32 - 1 means "a random seed" there, so it is not a seed to repeat."""
+MAX_TOP_K = 2**31 - 1
+"""llama.cpp's top_k is a 32-bit integer; a k above the vocabulary's size keeps every token."""
+MAX_PENALTY = 2.0
+"""The largest frequency or presence penalty, either way (OpenAI's API allows -2 to 2)."""
+MOVED_TO_SAMPLING = ("temperature", "max_tokens", "seed")
+"""``[model]`` keys that moved to ``[sampling]``: still read there, with a note."""
+
+log = logging.getLogger("harmony_chat.config")
 
 __all__ = [
     "ConfigError",
@@ -160,12 +169,6 @@ class ModelSettings(_Section):
     """Layers to offload to the GPU (-1: all; a count above the model's also offloads all)."""
     threads: int | None = Field(default=None, ge=1, le=MAX_THREADS)
     """CPU threads (default: llama.cpp's choice; 512 is the most it runs)."""
-    temperature: float = Field(default=1.0, ge=0.0, le=MAX_TEMPERATURE)
-    """Sampling temperature, as OpenAI's API takes it (1.0 with top_p 1.0 is OpenAI's advice for gpt-oss)."""
-    max_tokens: int = Field(default=4096, ge=1, le=MAX_CONTEXT)
-    """Most tokens an answer may take (less when the context has less room)."""
-    seed: int | None = Field(default=None, ge=0, le=MAX_SEED)
-    """Sampling seed, for repeatable answers (llama.cpp's seeds are 32-bit)."""
     url: str | None = None
     """A serving engine running gpt-oss (llama-server, vLLM, SGLang) instead of a GGUF: ``http://HOST:PORT``."""
     engine: Literal["llama-server", "vllm", "sglang"] | None = None
@@ -174,6 +177,30 @@ class ModelSettings(_Section):
     """The engine's API key, sent as a Bearer token (better: the ``HARMONY_CHAT_API_KEY`` variable)."""
     served_model: str | None = None
     """The model name the engine serves, where it needs one (vLLM, SGLang)."""
+
+
+class SamplingSettings(_Section):
+    """``[sampling]``: how tokens are picked (in every chat; ``serve``'s defaults, which a request may override)."""
+
+    # Each key is the backends' SamplingParams field of its name, with its default (a test keeps them equal):
+    # ChatOptions.sampling builds one from the keys, so a new key here is the only change it needs.
+
+    temperature: float = Field(default=1.0, ge=0.0, le=MAX_TEMPERATURE)
+    """Sampling temperature, as OpenAI's API takes it (1.0 with top_p 1.0 is OpenAI's advice for gpt-oss)."""
+    top_p: float = Field(default=1.0, gt=0.0, le=1.0)
+    """Nucleus sampling: sample from the most likely tokens whose probabilities add up to top_p (1.0: off)."""
+    top_k: int = Field(default=0, ge=0, le=MAX_TOP_K)
+    """Sample from the k most likely tokens only (0: off)."""
+    min_p: float = Field(default=0.0, ge=0.0, le=1.0)
+    """Sample only from tokens at least min_p times as likely as the most likely one (0.0: off)."""
+    seed: int | None = Field(default=None, ge=0, le=MAX_SEED)
+    """Sampling seed, for repeatable answers (llama.cpp's seeds are 32-bit)."""
+    max_tokens: int = Field(default=4096, ge=1, le=MAX_CONTEXT)
+    """Most tokens an answer may take (less when the context has less room)."""
+    frequency_penalty: float = Field(default=0.0, ge=-MAX_PENALTY, le=MAX_PENALTY)
+    """OpenAI's frequency penalty: a token is less likely the more often it was generated (0.0: off)."""
+    presence_penalty: float = Field(default=0.0, ge=-MAX_PENALTY, le=MAX_PENALTY)
+    """OpenAI's presence penalty: a token is less likely once it was generated (0.0: off)."""
 
 
 class ChatSettings(_Section):
@@ -238,7 +265,17 @@ class _ConfigFileSource(InitSettingsSource):
     def __init__(self, settings_cls: type[BaseSettings], path: Path) -> None:
         self.path = path
         self.text = ""
+        self.moved: list[tuple[str, str]] = []
+        """The ``[model]`` keys read as ``[sampling]``'s (:data:`MOVED_TO_SAMPLING`), and where each was given."""
         super().__init__(settings_cls, self._read(path))
+
+    def where(self, section: str, key: str) -> str:
+        """Where ``[section] key`` was given: its environment variable, or this file's line."""
+        variable = environment_variable((section, key), ENV_PREFIX)
+        if variable is not None:
+            return f"environment variable {variable}"
+        line = line_of(self.text, section, key)
+        return f"config file {self.path}, line {line}" if line else f"config file {self.path}"
 
     def _read(self, path: Path) -> dict[str, Any]:
         if not path.exists():
@@ -268,6 +305,8 @@ class Settings(BaseSettings):
 
     model: ModelSettings = Field(default_factory=ModelSettings)
     """``[model]``"""
+    sampling: SamplingSettings = Field(default_factory=SamplingSettings)
+    """``[sampling]``"""
     chat: ChatSettings = Field(default_factory=ChatSettings)
     """``[chat]``"""
     ui: UiSettings = Field(default_factory=UiSettings)
@@ -283,11 +322,48 @@ class Settings(BaseSettings):
     keymap: dict[BindingId, KeyList] = Field(default_factory=dict)
     """Binding id = keys, e.g. ``cycle-effort = "ctrl+e"``."""
     _path: Path | None = PrivateAttr(default=None)
+    _notices: tuple[str, ...] = PrivateAttr(default=())
 
     @property
     def path(self) -> Path | None:
         """The config file these settings were read from (None: not from a file)."""
         return self._path
+
+    @property
+    def notices(self) -> tuple[str, ...]:
+        """One-line notes about how the settings were written (a key read at its old place), for the user."""
+        return self._notices
+
+    @model_validator(mode="before")
+    @classmethod
+    def _read_moved_keys(cls, data: Any) -> Any:
+        """Read ``[model] temperature``, ``max_tokens`` and ``seed`` (and their variables) as ``[sampling]``'s.
+
+        Raises:
+            ConfigError: when a key is given at both places, naming both.
+        """
+        model = data.get("model") if isinstance(data, dict) else None
+        if not isinstance(model, dict) or not (moved := [key for key in MOVED_TO_SAMPLING if key in model]):
+            return data
+        source = _reading.get()
+
+        def where(section: str, key: str) -> str:
+            return source.where(section, key) if source is not None else "given in code"
+
+        sampling = data.get("sampling", {})
+        if isinstance(sampling, SamplingSettings):
+            sampling = sampling.model_dump(exclude_unset=True)
+        if isinstance(sampling, dict):  # else the error is that [sampling] is no table
+            for key in moved:
+                if key in sampling:
+                    raise ConfigError(
+                        f"[model] {key} ({where('model', key)}) and [sampling] {key} ({where('sampling', key)}) "
+                        f"are one setting: [model] {key} moved to [sampling], keep only [sampling] {key}"
+                    )
+            sampling = {**sampling, **{key: model[key] for key in moved}}
+        if source is not None:
+            source.moved += [(key, where("model", key)) for key in moved]
+        return {**data, "model": {key: value for key, value in model.items() if key not in moved}, "sampling": sampling}
 
     @classmethod
     def settings_customise_sources(
@@ -324,13 +400,25 @@ def load_settings(path: Path | None = None) -> Settings:
     try:
         settings = Settings()
     except ValidationError as error:
-        raise explain(error, path, source.text, ENV_PREFIX) from None
+        renamed = {("sampling", key): ("model", key) for key, _ in source.moved}
+        raise explain(error, path, source.text, ENV_PREFIX, renamed) from None
     except SettingsError as error:  # an environment variable that is not valid JSON for a table
         raise ConfigError(f"environment: {str(error).splitlines()[0]}") from error
     finally:
         _reading.reset(token)
     settings._path = path
+    if source.moved:
+        settings._notices = (_moved_notice(source.moved),)
+        log.warning("note: %s", settings._notices[0])
     return settings
+
+
+def _moved_notice(moved: Sequence[tuple[str, str]]) -> str:
+    """One line naming the ``[model]`` keys read as ``[sampling]``'s (key, where it was given), and what to do."""
+    keys = ", ".join(key for key, _ in moved)
+    places = "; ".join(f"{key}: {where}" if len(moved) > 1 else where for key, where in moved)
+    them = "them" if len(moved) > 1 else "it"
+    return f"[model] {keys} moved to [sampling] ({places}): still read, but write {them} under [sampling]"
 
 
 def default_settings(values: Mapping[str, object] | None = None) -> Settings:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from pydantic import ValidationError
 from pydantic_core import ErrorDetails
@@ -69,7 +69,7 @@ def line_of(text: str, section: str, key: str | None = None) -> int:
     return header or inline
 
 
-def _environment_variable(location: Sequence[str], prefix: str) -> str | None:
+def environment_variable(location: Sequence[str], prefix: str) -> str | None:
     """The environment variable that set the value at ``location``, if one is set."""
     names = {name.upper(): name for name in os.environ}
     for depth in range(len(location), 0, -1):
@@ -107,12 +107,25 @@ def describe(error: ErrorDetails) -> str:
     return f"{name}: {message}" if kind == "value_error" and "[key]" not in location else message
 
 
-def explain(error: ValidationError, path: object, text: str, prefix: str) -> ConfigError:
-    """Return the first problem in ``error`` as a one-line :class:`ConfigError` naming where it is."""
+def explain(
+    error: ValidationError,
+    path: object,
+    text: str,
+    prefix: str,
+    renamed: Mapping[tuple[str, str], tuple[str, str]] | None = None,
+) -> ConfigError:
+    """Return the first problem in ``error`` as a one-line :class:`ConfigError` naming where it is.
+
+    ``renamed`` maps where a value was checked to where the user wrote it (a moved key read at its
+    old place: ``("sampling", "seed")`` to ``("model", "seed")``), so the error names what was written.
+    """
     first = error.errors()[0]
+    written = (renamed or {}).get((str(first["loc"][0]), str(first["loc"][1]))) if len(first["loc"]) > 1 else None
+    if written is not None:
+        first["loc"] = (*written, *first["loc"][2:])
     location = [str(part) for part in first["loc"] if part != "[key]"]
     what = describe(first)
-    variable = _environment_variable(location, prefix)
+    variable = environment_variable(location, prefix)
     if variable is not None:
         return ConfigError(f"environment variable {variable}: {what}")
     line = line_of(text, location[0], location[1] if len(location) > 1 else None) if location else 0

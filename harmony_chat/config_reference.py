@@ -13,8 +13,9 @@ import sys
 import types
 import typing
 from pathlib import Path
+from typing import Any
 
-from annotated_types import Ge, Le
+from annotated_types import Ge, Gt, Le, Lt
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
@@ -56,8 +57,15 @@ def _default(field: FieldInfo) -> str:
 
 
 def _limits(field: FieldInfo) -> str:
-    lower = "".join(f", ≥ {item.ge}" for item in field.metadata if isinstance(item, Ge))
-    return lower + "".join(f", ≤ {item.le}" for item in field.metadata if isinstance(item, Le))
+    lower = "".join(f", ≥ {item.ge}" if isinstance(item, Ge) else f", > {item.gt}" for item in _of(field, Ge, Gt))
+    return lower + "".join(
+        f", ≤ {item.le}" if isinstance(item, Le) else f", < {item.lt}" for item in _of(field, Le, Lt)
+    )
+
+
+def _of(field: FieldInfo, *kinds: type) -> list[Any]:
+    """The field's constraints of these kinds."""
+    return [item for item in field.metadata if isinstance(item, kinds)]
 
 
 def _escape(text: str) -> str:

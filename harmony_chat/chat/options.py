@@ -93,9 +93,8 @@ class ChatOptions:
 
     @property
     def sampling(self) -> SamplingParams:
-        """Sampling parameters for each generation call."""
-        model = self.settings.model
-        return SamplingParams(temperature=model.temperature, seed=model.seed, max_tokens=model.max_tokens)
+        """Sampling parameters for each generation call: ``[sampling]``, each key the field of its name."""
+        return SamplingParams(**self.settings.sampling.model_dump())
 
     @property
     def mcp_json_files(self) -> list[Path]:

@@ -181,7 +181,7 @@ def run_ask(request: AskRequest, out: IO[str] | None = None, err: IO[str] | None
             if options.settings.tools.approve == "ask" and not can_ask and not request.approve_given:
                 print("[notice] stdin is no terminal: tool calls will be declined (--approve all runs them)", file=err)
         output.tools = conversation.tools is not None
-        output.max_tokens = options.settings.model.max_tokens
+        output.max_tokens = options.settings.sampling.max_tokens
         printer = AskPrinter(output, out, err, session, conversation.citation_sources)
         restore = _stop_on_interrupt(stop)
         try:

@@ -100,12 +100,14 @@ def bench(
     tui_tokens: Annotated[
         int,
         typer.Option(
-            "--tui-tokens", min=100, callback=setting_rule("model.max_tokens"), help="Answer length for --tui."
+            "--tui-tokens", min=100, callback=setting_rule("sampling.max_tokens"), help="Answer length for --tui."
         ),
     ] = 20000,
     tokens: Annotated[
         int,
-        typer.Option("--tokens", min=8, callback=setting_rule("model.max_tokens"), help="Tokens to generate per run."),
+        typer.Option(
+            "--tokens", min=8, callback=setting_rule("sampling.max_tokens"), help="Tokens to generate per run."
+        ),
     ] = 256,
     runs: Annotated[
         int, typer.Option("--runs", min=1, max=MAX_RUNS, help="Runs of each loop (medians are reported).")
@@ -115,14 +117,16 @@ def bench(
     threads: Annotated[int | None, setting_option("model.threads", "--threads")] = None,
     chat_tokens: Annotated[
         int,
-        typer.Option("--chat-tokens", callback=setting_rule("model.max_tokens"), help="Tokens per turn of the chat."),
+        typer.Option(
+            "--chat-tokens", callback=setting_rule("sampling.max_tokens"), help="Tokens per turn of the chat."
+        ),
     ] = 64,
     long_tokens: Annotated[
         int,
         typer.Option(
             "--long-tokens",
             min=8,
-            callback=setting_rule("model.max_tokens"),
+            callback=setting_rule("sampling.max_tokens"),
             help="Long answers of the per-token breakdown.",
         ),
     ] = 4096,

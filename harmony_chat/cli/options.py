@@ -6,7 +6,8 @@ row of :data:`FLAGS` naming the setting's path (``Flag("--ctx", "model.context")
 values it allows (a Literal's) and its help are the setting's, and a value given is checked by
 the setting's own rule, in the same words as a bad value in the config file. They come from
 :mod:`harmony_chat.cli.settings_digest`, generated from the settings, so ``--help`` loads no
-pydantic. The other rows are the flags that are no setting: another model source (``--demo``,
+pydantic. The ``[sampling]`` rows are generated (:data:`SAMPLING_FLAGS`): each of its keys is a
+flag. The other rows are the flags that are no setting: another model source (``--demo``,
 ``--replay``), an alias (``--yes`` is ``--approve all``), more MCP files, the config file.
 
 :func:`chat_flags` adds a command's rows to its signature and hands the command one
@@ -75,6 +76,13 @@ class Flag:
         return self.name.removeprefix("--").replace("-", "_")
 
 
+SAMPLING_FLAGS: tuple[Flag, ...] = tuple(
+    Flag("--" + path.removeprefix("sampling.").replace("_", "-"), path)
+    for path in SETTINGS
+    if path.startswith("sampling.")
+)
+"""A flag for every ``[sampling]`` setting, generated (``--top-k`` sets ``sampling.top_k``): a new key is a new flag."""
+
 FLAGS: tuple[Flag, ...] = (
     Flag("--model", "model.path", short="-m", source=True, metavar="<path>"),
     Flag("--hf-repo", "model.hf_repo", source=True),
@@ -91,9 +99,7 @@ FLAGS: tuple[Flag, ...] = (
     Flag("--ctx", "model.context"),
     Flag("--gpu-layers", "model.gpu_layers"),
     Flag("--threads", "model.threads"),
-    Flag("--temperature", "model.temperature"),
-    Flag("--max-tokens", "model.max_tokens"),
-    Flag("--seed", "model.seed"),
+    *SAMPLING_FLAGS,
     Flag("--approve", "tools.approve", commands=WITH_TOOLS),
     Flag("--yes", short="-y", sets=("tools.approve", "all"), commands=WITH_TOOLS, help="Run tool calls without asking"),
     Flag("--max-steps", "tools.max_steps", commands=WITH_TOOLS),

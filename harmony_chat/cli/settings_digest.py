@@ -38,21 +38,6 @@ SETTINGS: dict[str, tuple[str, tuple[str, ...], str]] = {
         (),
         "CPU threads (default: llama.cpp's choice; 512 is the most it runs).",
     ),
-    "model.temperature": (
-        "float",
-        (),
-        "Sampling temperature, as OpenAI's API takes it (1.0 with top_p 1.0 is OpenAI's advice for gpt-oss).",
-    ),
-    "model.max_tokens": (
-        "int",
-        (),
-        "Most tokens an answer may take (less when the context has less room).",
-    ),
-    "model.seed": (
-        "int",
-        (),
-        "Sampling seed, for repeatable answers (llama.cpp's seeds are 32-bit).",
-    ),
     "model.url": (
         "str",
         (),
@@ -72,6 +57,46 @@ SETTINGS: dict[str, tuple[str, tuple[str, ...], str]] = {
         "str",
         (),
         "The model name the engine serves, where it needs one (vLLM, SGLang).",
+    ),
+    "sampling.temperature": (
+        "float",
+        (),
+        "Sampling temperature, as OpenAI's API takes it (1.0 with top_p 1.0 is OpenAI's advice for gpt-oss).",
+    ),
+    "sampling.top_p": (
+        "float",
+        (),
+        "Nucleus sampling: sample from the most likely tokens whose probabilities add up to top_p (1.0: off).",
+    ),
+    "sampling.top_k": (
+        "int",
+        (),
+        "Sample from the k most likely tokens only (0: off).",
+    ),
+    "sampling.min_p": (
+        "float",
+        (),
+        "Sample only from tokens at least min_p times as likely as the most likely one (0.0: off).",
+    ),
+    "sampling.seed": (
+        "int",
+        (),
+        "Sampling seed, for repeatable answers (llama.cpp's seeds are 32-bit).",
+    ),
+    "sampling.max_tokens": (
+        "int",
+        (),
+        "Most tokens an answer may take (less when the context has less room).",
+    ),
+    "sampling.frequency_penalty": (
+        "float",
+        (),
+        "OpenAI's frequency penalty: a token is less likely the more often it was generated (0.0: off).",
+    ),
+    "sampling.presence_penalty": (
+        "float",
+        (),
+        "OpenAI's presence penalty: a token is less likely once it was generated (0.0: off).",
     ),
     "chat.effort": (
         "str",

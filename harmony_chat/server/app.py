@@ -229,18 +229,9 @@ async def chat_completions(request: Request) -> Response:
     state = _state(request)
     chat = await _body(request, ChatRequest)
     harmony_request = chat_harmony_request(chat)
-    ask = chat.sampling_ask()
-    check_sampling(ask, state.served.backend)
-    max_tokens = chat.max_completion_tokens or chat.max_tokens
-    options = turn_options(
-        harmony_request,
-        state.served,
-        max_tokens=max_tokens,
-        temperature=chat.temperature,
-        top_p=chat.top_p,
-        seed=chat.seed,
-        ask=ask,
-    )
+    overrides = chat.sampling_overrides()
+    check_sampling(overrides, state.served.backend)
+    options = turn_options(harmony_request, state.served, overrides)
     include_usage = bool(chat.stream_options and chat.stream_options.include_usage)
     summary = parse_summary(chat.reasoning.summary if chat.reasoning else None, "reasoning.summary")
     formatter = ChatFormatter(
@@ -248,7 +239,7 @@ async def chat_completions(request: Request) -> Response:
         exclude_reasoning=chat.exclude_reasoning,
         include_usage=include_usage,
         summaries=summary is not None,
-        logprobs=ask.logprobs is not None,
+        logprobs=overrides.get("logprobs") is not None,
         answer_only=harmony_request.response_format is not None,
     )
     reader = TurnReader(harmony_request.function_names, chat.stop_sequences())
@@ -291,8 +282,8 @@ async def responses(request: Request) -> Response:
     body = await _body(request, ResponsesRequest)
     backend = state.served.backend
     body.check_supported(frozenset({LOGPROBS_INCLUDE}) if backend.supports_logprobs else frozenset())
-    ask = body.sampling_ask()
-    check_sampling(ask, backend)
+    overrides = body.sampling_overrides()
+    check_sampling(overrides, backend)
     summary = parse_summary(body.reasoning.summary_asked if body.reasoning else None, "reasoning.summary")
     if body.uses_seal and not state.seal.ready:
         await run_in_threadpool(load_seal, state.seal)  # its file, once: off the event loop
@@ -300,14 +291,7 @@ async def responses(request: Request) -> Response:
     new_items = normalise_input(body.input, state.seal)
     items = history + new_items
     harmony_request = responses_harmony_request(body, items)
-    options = turn_options(
-        harmony_request,
-        state.served,
-        max_tokens=body.max_output_tokens,
-        temperature=body.temperature,
-        top_p=body.top_p,
-        ask=ask,
-    )
+    options = turn_options(harmony_request, state.served, overrides)
     builder = ResponseBuilder(body, state.served.name, state.seal)
     reader = TurnReader(harmony_request.function_names)
 

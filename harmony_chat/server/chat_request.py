@@ -18,8 +18,11 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool
 from harmony_chat.harmony.session import ResponseFormat
 from harmony_chat.server.errors import ApiError
 from harmony_chat.server.harmony_request import HarmonyRequest, request_effort
-from harmony_chat.server.sampling_request import SamplingAsk, parse_logit_bias, parse_logprobs
+from harmony_chat.server.sampling_request import given, parse_logit_bias, parse_logprobs
 from harmony_chat.server.stop_sequences import MAX_STOP_SEQUENCES
+
+MAX_TOP_K = 2**31 - 1
+"""llama.cpp's top_k is a 32-bit integer (``[sampling] top_k`` has the same bound)."""
 
 
 class _Lenient(BaseModel):
@@ -123,6 +126,10 @@ class ChatRequest(_Lenient):
     max_completion_tokens: int | None = Field(default=None, ge=1)
     temperature: float | None = Field(default=None, ge=0, le=2)
     top_p: float | None = Field(default=None, gt=0, le=1)
+    top_k: int | None = Field(default=None, ge=-1, le=MAX_TOP_K)
+    """vLLM's extension: sample from the k most likely tokens only (-1 or 0: off)."""
+    min_p: float | None = Field(default=None, ge=0, le=1)
+    """vLLM's extension: sample only from tokens at least min_p times as likely as the most likely one."""
     seed: int | None = None
     n: int | None = None
     stop: Any = None
@@ -137,17 +144,27 @@ class ChatRequest(_Lenient):
     modalities: list[str] | None = None
     audio: Any = None
 
-    def sampling_ask(self) -> SamplingAsk:
-        """The penalties, logit bias and log probabilities asked for.
+    def sampling_overrides(self) -> dict[str, Any]:
+        """The :class:`~harmony_chat.backends.base.SamplingParams` fields the request sets, by name.
+
+        ``max_completion_tokens`` (or the older ``max_tokens``) is ``max_tokens``; ``top_k`` -1 is 0 (off).
 
         Raises:
             ApiError: 400 for a ``logit_bias`` or ``top_logprobs`` the server cannot take.
         """
-        return SamplingAsk(
-            frequency_penalty=self.frequency_penalty,
-            presence_penalty=self.presence_penalty,
-            logit_bias=parse_logit_bias(self.logit_bias),
-            logprobs=parse_logprobs(self.logprobs, self.top_logprobs),
+        return given(
+            {
+                "max_tokens": self.max_completion_tokens or self.max_tokens,
+                "temperature": self.temperature,
+                "top_p": self.top_p,
+                "top_k": None if self.top_k is None else max(self.top_k, 0),
+                "min_p": self.min_p,
+                "seed": self.seed,
+                "frequency_penalty": self.frequency_penalty,
+                "presence_penalty": self.presence_penalty,
+                "logit_bias": parse_logit_bias(self.logit_bias),
+                "logprobs": parse_logprobs(self.logprobs, self.top_logprobs),
+            }
         )
 
     def stop_sequences(self) -> tuple[str, ...]:

@@ -23,7 +23,7 @@ from harmony_chat.generation.turn import TurnOptions
 from harmony_chat.harmony.effort import Effort, parse_effort
 from harmony_chat.harmony.session import ChatSession, ResponseFormat
 from harmony_chat.server.errors import ApiError
-from harmony_chat.server.sampling_request import SamplingAsk
+from harmony_chat.server.sampling_request import SamplingOverrides
 from harmony_chat.tools.schema import to_harmony_parameters
 
 if TYPE_CHECKING:
@@ -207,33 +207,14 @@ def build_session(harmony_request: HarmonyRequest, served: ServedModel) -> ChatS
 
 
 def turn_options(
-    harmony_request: HarmonyRequest,
-    served: ServedModel,
-    *,
-    max_tokens: int | None,
-    temperature: float | None,
-    top_p: float | None,
-    seed: int | None = None,
-    ask: SamplingAsk | None = None,
+    harmony_request: HarmonyRequest, served: ServedModel, overrides: SamplingOverrides | None = None
 ) -> TurnOptions:
-    """The turn's options: the server's sampling with the request's overrides, schemas for grammars.
+    """The turn's options: the server's sampling with the request's overrides merged in, schemas for grammars.
 
-    ``ask`` (penalties, logit bias, log probabilities) must have passed
+    ``overrides`` (``sampling_overrides()`` of the request) must have passed
     :func:`~harmony_chat.server.sampling_request.check_sampling` for the served backend.
     """
-    base = served.sampling
-    ask = ask or SamplingAsk()
-    sampling = replace(
-        base,
-        max_tokens=base.max_tokens if max_tokens is None else max_tokens,
-        temperature=base.temperature if temperature is None else temperature,
-        top_p=base.top_p if top_p is None else top_p,
-        seed=base.seed if seed is None else seed,
-        frequency_penalty=base.frequency_penalty if ask.frequency_penalty is None else ask.frequency_penalty,
-        presence_penalty=base.presence_penalty if ask.presence_penalty is None else ask.presence_penalty,
-        logit_bias=ask.logit_bias if ask.logit_bias else base.logit_bias,
-        logprobs=ask.logprobs,
-    )
+    sampling = replace(served.sampling, **(overrides or {}))
     schema = harmony_request.response_format.schema if harmony_request.response_format else None
     checks = [("response_format", "the response format", schema)] if schema is not None else []
     checks += [

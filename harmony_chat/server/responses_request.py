@@ -22,7 +22,7 @@ from harmony_chat.harmony.session import ResponseFormat
 from harmony_chat.server.errors import ApiError
 from harmony_chat.server.harmony_request import HarmonyRequest, request_effort
 from harmony_chat.server.reasoning_seal import ReasoningSeal, SealError, SealKeyError
-from harmony_chat.server.sampling_request import SamplingAsk, parse_logprobs
+from harmony_chat.server.sampling_request import given, parse_logprobs
 
 Item = dict[str, Any]
 LOGPROBS_INCLUDE = "message.output_text.logprobs"
@@ -121,13 +121,22 @@ class ResponsesRequest(_Lenient):
         """Whether the output text should carry log probabilities (``include`` names them, or ``top_logprobs``)."""
         return LOGPROBS_INCLUDE in (self.include or []) or bool(self.top_logprobs)
 
-    def sampling_ask(self) -> SamplingAsk:
-        """The log probabilities asked for (the Responses API has no penalties or logit bias).
+    def sampling_overrides(self) -> dict[str, Any]:
+        """The :class:`~harmony_chat.backends.base.SamplingParams` fields the request sets, by name.
+
+        ``max_output_tokens`` is ``max_tokens``; the Responses API has no penalties or logit bias.
 
         Raises:
             ApiError: 400 for ``top_logprobs`` out of 0 to 20.
         """
-        return SamplingAsk(logprobs=parse_logprobs(self.logprobs_asked, self.top_logprobs))
+        return given(
+            {
+                "max_tokens": self.max_output_tokens,
+                "temperature": self.temperature,
+                "top_p": self.top_p,
+                "logprobs": parse_logprobs(self.logprobs_asked, self.top_logprobs),
+            }
+        )
 
     @property
     def conversation_id(self) -> str | None:

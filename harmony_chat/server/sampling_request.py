@@ -1,35 +1,35 @@
-"""What a request asks of the sampler beyond temperature and top_p, checked against what the engine can do.
+"""What a request asks of the sampler, as :class:`SamplingParams` fields, checked against what the engine can do.
 
-``frequency_penalty`` and ``presence_penalty`` (llama.cpp in process and every remote engine),
-``logit_bias`` (llama.cpp in process, llama-server, vLLM) and ``logprobs`` with ``top_logprobs``
-(llama.cpp in process) are honoured where the backend says it can (``supports_*`` in
-:mod:`harmony_chat.backends.base`); elsewhere the request gets a 400 naming the parameter rather
-than an answer that silently ignored it. A penalty of 0 asks for nothing and is always accepted.
+Each request model's ``sampling_overrides()`` maps the fields it sets (``max_tokens``,
+``temperature``, ``top_p``...) to their values; the turn's sampling is the server's with them
+merged in (``dataclasses.replace``). ``frequency_penalty`` and ``presence_penalty`` (llama.cpp in
+process and every remote engine), ``logit_bias`` (llama.cpp in process, llama-server, vLLM) and
+``logprobs`` with ``top_logprobs`` (llama.cpp in process) are honoured where the backend says it
+can (``supports_*`` in :mod:`harmony_chat.backends.base`); elsewhere the request gets a 400 naming
+the parameter rather than an answer that silently ignored it. A penalty of 0 asks for nothing and
+is always accepted. ``top_k`` and ``min_p`` need no check: every model backend samples with them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from typing import Any
 
 from harmony_chat.backends.base import ModelBackend
 from harmony_chat.backends.logits import MAX_TOP_LOGPROBS
 from harmony_chat.harmony import tokens as tk
 from harmony_chat.server.errors import ApiError
 
+SamplingOverrides = Mapping[str, Any]
+""":class:`~harmony_chat.backends.base.SamplingParams` field name to the value a request set for it."""
+
 MAX_LOGIT_BIAS_ENTRIES = 1024
 """The most token ids one ``logit_bias`` may bias."""
 
 
-@dataclass(frozen=True, slots=True)
-class SamplingAsk:
-    """The sampler settings a request asks for (None: the server's default)."""
-
-    frequency_penalty: float | None = None
-    presence_penalty: float | None = None
-    logit_bias: Mapping[int, float] | None = None
-    logprobs: int | None = None
-    """Top alternatives to report with each token's log probability (None: no log probabilities)."""
+def given(values: Mapping[str, Any]) -> dict[str, Any]:
+    """The overrides among ``values``: those the request set (not None)."""
+    return {name: value for name, value in values.items() if value is not None}
 
 
 def parse_logit_bias(value: Mapping[str, float] | None, param: str = "logit_bias") -> dict[int, float] | None:
@@ -68,17 +68,17 @@ def parse_logprobs(logprobs: bool | None, top_logprobs: int | None) -> int | Non
     return top_logprobs or 0
 
 
-def check_sampling(ask: SamplingAsk, backend: ModelBackend) -> None:
-    """Refuse what the backend cannot honour.
+def check_sampling(overrides: SamplingOverrides, backend: ModelBackend) -> None:
+    """Refuse what the backend cannot honour among a request's sampling overrides.
 
     Raises:
         ApiError: 400 naming the first parameter the backend cannot honour.
     """
     engine = backend.name
     for param in ("frequency_penalty", "presence_penalty"):
-        if getattr(ask, param) and not backend.supports_penalties:
+        if overrides.get(param) and not backend.supports_penalties:
             raise ApiError(400, f"{param} is not supported by the {engine} backend", param=param)
-    if ask.logit_bias and not backend.supports_logit_bias:
+    if overrides.get("logit_bias") and not backend.supports_logit_bias:
         raise ApiError(400, f"logit_bias is not supported by the {engine} backend", param="logit_bias")
-    if ask.logprobs is not None and not backend.supports_logprobs:
+    if overrides.get("logprobs") is not None and not backend.supports_logprobs:
         raise ApiError(400, f"logprobs are not available from the {engine} backend", param="logprobs")

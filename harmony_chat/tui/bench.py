@@ -162,7 +162,7 @@ async def _stream(tokens: int, rate: float | None = None, probe_input: bool = Fa
     frames: list[float] = []
 
     TimedApp = frame_timed(HarmonyChatApp, frames, time.monotonic)
-    settings = default_settings({"ui.cursor_blink": False, "model.max_tokens": len(answer) + 16})
+    settings = default_settings({"ui.cursor_blink": False, "sampling.max_tokens": len(answer) + 16})
     app = TimedApp(ChatOptions(settings, replay_demo=True), backend_factory=factory)
     latencies: list[float] = []
     async with app.run_test(size=(120, 40)) as pilot:

@@ -61,7 +61,7 @@ Parts = tuple[ChatConversation, CountingBackend, CountingTools, CountingBackend]
 def _conversation(encoding: HarmonyEncoding) -> Parts:
     backend, tools, summary_model = CountingBackend(encoding), CountingTools(), CountingBackend(encoding)
     backend.load()
-    runner = ToolRunner(ToolSet([tools]), ApprovalPolicy("none"), None)
+    runner = ToolRunner(ToolSet([tools]), ApprovalPolicy("none"))
     summarizer = Summarizer(encoding, summary_model)
     conversation = ChatConversation(ChatSession(encoding), backend, tools=runner, summarizer=summarizer)
     return conversation, backend, tools, summary_model

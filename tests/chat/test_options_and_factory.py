@@ -36,12 +36,12 @@ def test_the_command_line_wins_over_the_config_and_a_model_source_replaces_the_c
         '[tools]\napprove = "none"\nmax_steps = 3\nalways = ["w.get_weather"]\nbuiltin = ["python"]\n',
     )
     options = options_from("--config", str(config))
-    model, tools = options.settings.model, options.settings.tools
-    assert (options.model_path, model.max_tokens, model.temperature) == (Path("/models/a.gguf"), 100, 0.5)
+    sampling, tools = options.settings.sampling, options.settings.tools
+    assert (options.model_path, sampling.max_tokens, sampling.temperature) == (Path("/models/a.gguf"), 100, 0.5)
     assert (tools.approve, tools.max_steps, tools.always, tools.builtin) == ("none", 3, ["w.get_weather"], ["python"])
     options = options_from("--config", str(config), "--max-tokens", "7", "--demo", "--yes", "--tool", "browser")
-    model, tools = options.settings.model, options.settings.tools
-    assert options.model_path is None and options.demo and model.max_tokens == 7 and model.temperature == 0.5
+    sampling, tools = options.settings.sampling, options.settings.tools
+    assert options.model_path is None and options.demo and sampling.max_tokens == 7 and sampling.temperature == 0.5
     assert tools.approve == "all" and tools.builtin == ["browser", "python"]
     with pytest.raises(TypeError):
         set_setting(load_settings(config), "model.no_such_option", 1)

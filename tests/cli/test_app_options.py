@@ -25,7 +25,7 @@ def started(monkeypatch: pytest.MonkeyPatch) -> list[ChatOptions]:
 
 
 def _options(launch: ChatOptions) -> tuple[object, ...]:
-    paths = ("model.max_tokens", "model.temperature", "model.seed", "model.threads", "model.context")
+    paths = ("sampling.max_tokens", "sampling.temperature", "sampling.seed", "model.threads", "model.context")
     return tuple(get_setting(launch.settings, path) for path in (*paths, "chat.effort", "chat.instructions"))
 
 

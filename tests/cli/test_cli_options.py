@@ -62,12 +62,12 @@ def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
         ("--threads", "model.threads", "1000000"),  # segfaulted llama.cpp (exit 139)
         ("--threads", "model.threads", "0"),
         ("--ctx", "model.context", "2000000"),
-        ("--temperature", "model.temperature", "inf"),
-        ("--temperature", "model.temperature", "nan"),
-        ("--temperature", "model.temperature", "2.5"),
-        ("--max-tokens", "model.max_tokens", "9999999"),
-        ("--seed", "model.seed", "4294967296"),
-        ("--seed", "model.seed", "-1"),
+        ("--temperature", "sampling.temperature", "inf"),
+        ("--temperature", "sampling.temperature", "nan"),
+        ("--temperature", "sampling.temperature", "2.5"),
+        ("--max-tokens", "sampling.max_tokens", "9999999"),
+        ("--seed", "sampling.seed", "4294967296"),
+        ("--seed", "sampling.seed", "-1"),
         ("--gpu-layers", "model.gpu_layers", "99999999999"),
         ("--max-steps", "tools.max_steps", "100000"),
     ],
@@ -83,7 +83,7 @@ def test_options_are_checked_by_the_settings_rule(
         load_settings(path)
     rule = str(raised.value).removeprefix(f"config file {path}, line 2: {setting} ")
     commands = [["ask", "--demo", "hi"], ["--demo"]]
-    if section == "model":
+    if section in ("model", "sampling"):
         commands.append(["serve", "--demo"])
     if flag in ("--threads", "--ctx", "--gpu-layers"):
         commands.append(["bench", "--tui"])
@@ -112,8 +112,8 @@ def test_values_at_the_bounds_are_used(capsys: pytest.CaptureFixture[str], start
     code, err = run(capsys, "ask", "--demo", "hi", *args)
     assert (code, err) == (0, "")
     (options,) = started.options
-    model = options.settings.model
-    assert (model.threads, model.temperature, model.seed, model.context) == (512, 2.0, 4294967294, 1048576)
+    model, sampling = options.settings.model, options.settings.sampling
+    assert (model.threads, sampling.temperature, sampling.seed, model.context) == (512, 2.0, 4294967294, 1048576)
     assert options.settings.tools.max_steps == 1000
 
 
@@ -131,8 +131,8 @@ def test_config_before_the_command_applies_to_ask_and_serve(
     code, err = run(capsys, "--config", str(config), "serve", "--demo", "--port", "0")
     assert (code, err) == (1, "error: stopped before loading the model\n")
     chats = [options.settings.chat for options in started.options]
-    models = [options.settings.model for options in started.options]
-    assert [(chat.effort, model.temperature) for chat, model in zip(chats, models, strict=True)] == [("low", 0.25)] * 2
+    samplings = [options.settings.sampling for options in started.options]
+    assert [(chat.effort, s.temperature) for chat, s in zip(chats, samplings, strict=True)] == [("low", 0.25)] * 2
     assert all(options.settings.path == config for options in started.options)
 
 

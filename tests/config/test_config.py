@@ -42,7 +42,7 @@ def test_good_file(tmp_path: Path) -> None:
     path = tmp_path / "config.toml"
     path.write_text(GOOD)
     settings = load_settings(path)
-    assert settings.model.context == 8192 and settings.model.gpu_layers == -1 and settings.model.temperature == 0.7
+    assert settings.model.context == 8192 and settings.model.gpu_layers == -1 and settings.sampling.temperature == 0.7
     assert settings.chat.instructions == "Be concise." and settings.keymap == {"cycle-effort": "ctrl+e"}
 
 
@@ -57,7 +57,7 @@ def test_good_file(tmp_path: Path) -> None:
         ("[model\npath = 1\n", "at line 1"),
         ("[keymap]\nquit = 5\n", "line 2: keymap.quit must be a string"),
         ("[ui]\ndebug = 'maybe'\n", "line 2: ui.debug must be true or false"),
-        ("[model]\ntemperature = 'hot'\n", "line 2: model.temperature must be a number"),
+        ("[sampling]\ntemperature = 'hot'\n", "line 2: sampling.temperature must be a number"),
         ("model = 5\n", "line 1: [model] must be a table"),
         # issue 17, item 24: values that passed silently or named the wrong line
         ("[keymap]\nquit = 'ctrl+q'\n# the help key\nhelpp = 'f2'\n", "line 4: unknown key binding id 'helpp'"),
@@ -65,15 +65,15 @@ def test_good_file(tmp_path: Path) -> None:
         ("[ui]\ntheme = 'harmony-neon'\n", "line 2: ui.theme: unknown theme 'harmony-neon'"),
         ("model.context = 100\n", "line 1: model.context must be at least 256"),
         # issue 17, item 15: a negative answer limit cut every turn off at 0 tokens
-        ("[model]\nmax_tokens = -5\n", "line 2: model.max_tokens must be at least 1"),
-        ("[model]\nmax_tokens = 0\n", "line 2: model.max_tokens must be at least 1"),
+        ("[sampling]\nmax_tokens = -5\n", "line 2: sampling.max_tokens must be at least 1"),
+        ("[sampling]\nmax_tokens = 0\n", "line 2: sampling.max_tokens must be at least 1"),
         ("[model]\ngpu_layers = -2\n", "line 2: model.gpu_layers must be at least -1"),
         ("[model]\nthreads = 0\n", "line 2: model.threads must be at least 1"),
-        ("[model]\ntemperature = -0.5\n", "line 2: model.temperature must be at least 0"),
+        ("[sampling]\ntemperature = -0.5\n", "line 2: sampling.temperature must be at least 0"),
         # true/false is no number (pydantic's lax mode made max_tokens = true a limit of 1 token)
-        ("[model]\nmax_tokens = true\n", "line 2: model.max_tokens must be an integer"),
-        ("[model]\nseed = false\n", "line 2: model.seed must be an integer"),
-        ("[model]\ntemperature = false\n", "line 2: model.temperature must be a number"),
+        ("[sampling]\nmax_tokens = true\n", "line 2: sampling.max_tokens must be an integer"),
+        ("[sampling]\nseed = false\n", "line 2: sampling.seed must be an integer"),
+        ("[sampling]\ntemperature = false\n", "line 2: sampling.temperature must be a number"),
         ("[tools]\ntimeout = true\n", "line 2: tools.timeout must be a number"),
         ("theme = 'harmony-light'\n", "line 1: unknown setting 'theme' outside any [section]"),
     ],
@@ -106,7 +106,7 @@ def test_environment_variables_set_values_and_name_themselves(tmp_path: Path, mo
     monkeypatch.setenv("harmony_chat_ui__debug", "true")
     settings = load_settings(path)
     assert settings.model.context == 4096 and settings.ui.debug  # the environment wins over the file
-    assert settings.model.temperature == 0.7 and settings.chat.effort == "high"  # the rest of the file stays
+    assert settings.sampling.temperature == 0.7 and settings.chat.effort == "high"  # the rest of the file stays
     monkeypatch.setenv("HARMONY_CHAT_MODEL__MAX_TOKENS", "-5")
     with pytest.raises(ConfigError) as raised:
         load_settings(path)
@@ -214,13 +214,13 @@ def test_bad_config_on_the_command_line_is_one_line(tmp_path: Path, capsys: pyte
         ("[model]\nthreads = 513\n", "line 2: model.threads must be at most 512"),
         ("[model]\nthreads = 99999999999999999999\n", "line 2: model.threads must be at most 512"),
         ("[model]\ncontext = 1048577\n", "line 2: model.context must be at most 1048576"),
-        ("[model]\nmax_tokens = 1048577\n", "line 2: model.max_tokens must be at most 1048576"),
+        ("[sampling]\nmax_tokens = 1048577\n", "line 2: sampling.max_tokens must be at most 1048576"),
         ("[model]\ngpu_layers = 2147483648\n", "line 2: model.gpu_layers must be at most 2147483647"),
-        ("[model]\ntemperature = 2.5\n", "line 2: model.temperature must be at most 2"),
-        ("[model]\ntemperature = inf\n", "line 2: model.temperature must be a finite number"),
-        ("[model]\ntemperature = nan\n", "line 2: model.temperature must be a finite number"),
-        ("[model]\nseed = -1\n", "line 2: model.seed must be at least 0"),
-        ("[model]\nseed = 4294967295\n", "line 2: model.seed must be at most 4294967294"),
+        ("[sampling]\ntemperature = 2.5\n", "line 2: sampling.temperature must be at most 2"),
+        ("[sampling]\ntemperature = inf\n", "line 2: sampling.temperature must be a finite number"),
+        ("[sampling]\ntemperature = nan\n", "line 2: sampling.temperature must be a finite number"),
+        ("[sampling]\nseed = -1\n", "line 2: sampling.seed must be at least 0"),
+        ("[sampling]\nseed = 4294967295\n", "line 2: sampling.seed must be at most 4294967294"),
         ("[reasoning]\nlive_every = 1048577\n", "line 2: reasoning.live_every must be at most 1048576"),
         ("[tools]\nmax_steps = 1001\n", "line 2: tools.max_steps must be at most 1000"),
         ("[tools]\ntimeout = inf\n", "line 2: tools.timeout must be a finite number"),
@@ -239,11 +239,13 @@ def test_every_number_has_an_upper_bound(tmp_path: Path, text: str, message: str
 def test_the_bounds_themselves_are_allowed(tmp_path: Path) -> None:
     path = tmp_path / "c.toml"
     path.write_text(
-        "[model]\nthreads = 512\ncontext = 1048576\nmax_tokens = 1048576\ntemperature = 2.0\nseed = 4294967294\n"
-        "gpu_layers = 2147483647\n[tools]\nmax_steps = 1000\ntimeout = 86400\n"
+        "[model]\nthreads = 512\ncontext = 1048576\ngpu_layers = 2147483647\n"
+        "[sampling]\nmax_tokens = 1048576\ntemperature = 2.0\nseed = 4294967294\n"
+        "[tools]\nmax_steps = 1000\ntimeout = 86400\n"
     )
-    model = load_settings(path).model
-    assert (model.threads, model.context, model.temperature, model.seed) == (512, 1048576, 2.0, 4294967294)
+    settings = load_settings(path)
+    model, sampling = settings.model, settings.sampling
+    assert (model.threads, model.context, sampling.temperature, sampling.seed) == (512, 1048576, 2.0, 4294967294)
 
 
 def test_an_infinite_number_from_the_environment_is_refused(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

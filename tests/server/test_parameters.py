@@ -17,7 +17,7 @@ from openai_harmony import HarmonyEncoding
 from harmony_chat.backends.base import SamplingParams
 from harmony_chat.server.errors import ApiError
 from harmony_chat.server.harmony_request import ServedModel, request_effort
-from harmony_chat.server.sampling_request import SamplingAsk, check_sampling, parse_logit_bias
+from harmony_chat.server.sampling_request import check_sampling, parse_logit_bias
 from tests.helpers import ids
 from tests.server.conftest import DATE, PromptRecordingReplay, replay_server, running
 from tests.server.test_chat_completions import AFTER_TOOL, ANSWER
@@ -131,11 +131,11 @@ def test_the_backend_decides_what_is_honoured(encoding: HarmonyEncoding) -> None
         supports_logit_bias = False
         supports_logprobs = False
 
-    everything = SamplingAsk(0.5, 0.5, {17: 1.0}, 2)
+    everything = {"frequency_penalty": 0.5, "presence_penalty": 0.5, "logit_bias": {17: 1.0}, "logprobs": 2}
     check_sampling(everything, Capable())  # type: ignore[arg-type]
-    check_sampling(SamplingAsk(0.5, -0.5), PenaltiesOnly())  # type: ignore[arg-type]
+    check_sampling({"frequency_penalty": 0.5, "presence_penalty": -0.5}, PenaltiesOnly())  # type: ignore[arg-type]
     with pytest.raises(Exception, match="logit_bias is not supported by the sglang backend"):
-        check_sampling(SamplingAsk(logit_bias={17: 1.0}), PenaltiesOnly())  # type: ignore[arg-type]
+        check_sampling({"logit_bias": {17: 1.0}}, PenaltiesOnly())  # type: ignore[arg-type]
     assert parse_logit_bias({"17": 2, "199997": -100}) == {17: 2.0, 199997: -100.0}
 
 

@@ -151,6 +151,17 @@ async def test_model_error_is_shown_not_raised(tmp_path: Path) -> None:
         assert "No model is loaded yet." not in shown and app.chat.prompt.text == "hello?"
 
 
+async def test_a_config_key_read_at_its_old_place_is_told_in_the_app(tmp_path: Path) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text("[model]\nseed = 7\n", encoding="utf-8")
+    app = make_app(settings=load_settings(config))
+    async with app.run_test(size=(100, 32), notifications=True) as pilot:
+        await settle(pilot)
+        shown = [str(notice.message) for notice in app._notifications]
+        assert f"[model] seed moved to [sampling] (config file {config}, line 2)" in shown[0]
+        assert app.options.sampling.seed == 7
+
+
 async def test_context_overflow_gives_the_message_back() -> None:
     app = make_app(values={"model.context": 300})
     async with app.run_test(size=(100, 32)) as pilot:

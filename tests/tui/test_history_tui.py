@@ -106,7 +106,7 @@ async def test_rename_and_delete_from_the_history_screen(tmp_path: Path) -> None
 
 
 async def test_outgrown_context_leaves_out_oldest_turns_and_says_so() -> None:
-    app = make_app(values={"model.context": 600, "model.max_tokens": 150})
+    app = make_app(values={"model.context": 600, "sampling.max_tokens": 150})
     questions = [QUESTION, "Why is the sky blue? Keep it short.", "Plan a tiny CLI that counts words in a file."]
     async with app.run_test(size=(110, 36)) as pilot:
         await settle(pilot)

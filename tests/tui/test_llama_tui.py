@@ -19,7 +19,7 @@ async def test_chat_through_llama_cpp(tiny_gguf: Path) -> None:
     app = make_app(
         factory=create_backend,
         replay_demo=False,
-        values={"model.path": str(tiny_gguf), "model.context": 1024, "model.max_tokens": 64},
+        values={"model.path": str(tiny_gguf), "model.context": 1024, "sampling.max_tokens": 64},
     )
     async with app.run_test(size=(110, 32)) as pilot:
         await settle(pilot)

@@ -40,7 +40,7 @@ def pocket_app() -> HarmonyChatApp:
     return make_app(
         factory=create_backend,
         replay_demo=False,
-        values={"model.temperature": 0.0},
+        values={"sampling.temperature": 0.0},
         start_date=POCKET_DATE,
         demo_tools=True,
     )

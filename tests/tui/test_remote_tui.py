@@ -56,7 +56,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServer]:
 
 def remote_app(server: LlamaServer, values: dict[str, Any] | None = None) -> HarmonyChatApp:
     """The app as ``harmony-chat --url URL`` starts it (greedy, on the pocket model's training date)."""
-    values = {"model.url": server.url, "model.temperature": 0.0} | (values or {})
+    values = {"model.url": server.url, "sampling.temperature": 0.0} | (values or {})
     return make_app(factory=create_backend, replay_demo=False, start_date=POCKET_DATE, values=values)
 
 

@@ -108,9 +108,9 @@ class PocketChat:
         settings = default_settings(
             {
                 "model.path": str(model),
-                "model.temperature": temperature,
-                "model.seed": seed,
-                "model.max_tokens": 400,
+                "sampling.temperature": temperature,
+                "sampling.seed": seed,
+                "sampling.max_tokens": 400,
                 "model.context": 4096,
                 "tools.approve": "all",
                 "tools.builtin": ["python"] if tools else [],
@@ -125,7 +125,7 @@ class PocketChat:
             wait = getattr(provider, "wait_ready", None)
             if callable(wait):
                 wait(60.0)
-        runner = tool_runner(self.options, self.providers, None) if tools else None
+        runner = tool_runner(self.options, self.providers, asks=False) if tools else None
         self.conversation = create_conversation(self.options, self.loaded, tools=runner, raw_tokens=False)
         self.conversation.sampling = replace(self.conversation.sampling, harmony_structure=guided)
         self._chats = 0
@@ -136,7 +136,9 @@ class PocketChat:
         self._chats += 1
         sampling = self.conversation.sampling
         if sampling.temperature > 0 and sampling.seed is not None:
-            self.conversation.sampling = replace(sampling, seed=(self.options.settings.model.seed or 0) + self._chats)
+            self.conversation.sampling = replace(
+                sampling, seed=(self.options.settings.sampling.seed or 0) + self._chats
+            )
 
     def send(self, text: str) -> Turn:
         """Send one message and collect what came back."""

@@ -191,6 +191,8 @@ class ChatScreen(Screen[None]):
         self.refresh_servers()
         self.set_interval(SERVERS_REFRESH_S, self.refresh_servers)
         self.prompt.focus()
+        for notice in self.options.settings.notices:  # how the config was written (a key read at its old place)
+            self.notify(notice, title="Config", severity="warning", timeout=15, markup=False)
         self.call_after_refresh(self.load)
         self.call_after_refresh(self.start_tools)
         self.call_after_refresh(settle, collect=False)  # the first paint: freeze startup's objects, quickly
