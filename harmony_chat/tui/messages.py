@@ -58,6 +58,8 @@ class ModelReady(Message):
 
     model: LoadedModel
     conversation: ChatConversation | None = None
+    load_id: int = 0
+    """The load it finished: one the user has moved on from since is let go, not shown."""
 
 
 @dataclass

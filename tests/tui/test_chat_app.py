@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import threading
 from dataclasses import replace
 from pathlib import Path
+from typing import Any, cast
 
 import pytest
 from textual.widgets import Button, Collapsible, RichLog, Static
@@ -11,6 +13,7 @@ from textual.widgets import Button, Collapsible, RichLog, Static
 from harmony_chat.backends.llama_cpp import LlamaCppBackend
 from harmony_chat.config import Settings, load_settings
 from harmony_chat.harmony.events import StopReason
+from harmony_chat.tui.messages import ModelReady
 from harmony_chat.tui.screens.help import HelpScreen
 from harmony_chat.tui.screenshots import replay_factory
 from harmony_chat.tui.widgets.turn import Answer, AssistantTurn, UserMessage
@@ -160,6 +163,25 @@ async def test_a_config_key_read_at_its_old_place_is_told_in_the_app(tmp_path: P
         shown = [str(notice.message) for notice in app._notifications]
         assert f"[model] seed moved to [sampling] (config file {config}, line 2)" in shown[0]
         assert app.options.sampling.seed == 7
+
+
+async def test_a_model_ready_from_a_load_moved_on_from_is_closed_not_shown() -> None:
+    class Stale:
+        closed = threading.Event()
+
+        def close(self) -> None:
+            self.closed.set()
+
+    app = make_app()
+    async with app.run_test(size=(100, 32)) as pilot:
+        await settle(pilot)
+        chat = app.chat
+        shown, stale_load = chat.conversation, chat.loader.load_id
+        chat.loader.begin()  # another model was chosen after that load had finished
+        assert chat.loaded_model is not None
+        chat.post_message(ModelReady(chat.loaded_model, cast(Any, Stale()), stale_load))
+        await settle(pilot)
+        assert Stale.closed.wait(5) and chat.conversation is shown
 
 
 async def test_context_overflow_gives_the_message_back() -> None:

@@ -8,7 +8,7 @@ import weakref
 import pytest
 
 from harmony_chat import collector
-from harmony_chat.tui.screens import chat as chat_screen
+from harmony_chat.tui.widgets import chat_log
 from tests.tui.harness import make_app, send, settle
 
 QUESTION = "How do I reverse a linked list in Python?"
@@ -48,7 +48,7 @@ async def test_regenerating_hands_the_dropped_answer_back(monkeypatch: pytest.Mo
         released.append(gc.get_freeze_count())
         collector.release()
 
-    monkeypatch.setattr(chat_screen, "release", counted_release)
+    monkeypatch.setattr(chat_log, "release", counted_release)  # the log lets go of the exchanges it drops
     app = make_app()
     async with app.run_test(size=(100, 32)) as pilot:
         await settle(pilot)

@@ -9,9 +9,9 @@ from typing import Any
 from textual.app import App, ComposeResult
 from textual.reactive import var
 
-from harmony_chat.chat.approval import Choice, Decision, ToolReview
-from harmony_chat.chat.events import ApprovalRequested
-from harmony_chat.tui.screens.approving import ApprovalFlow
+from harmony_chat.chat.approval import STOPPED, Choice, Decision, ToolReview
+from harmony_chat.chat.events import ApprovalRequested, Notice
+from harmony_chat.tui.screens.approving import ApprovalFlow, decline
 from harmony_chat.tui.status import StatusState
 from harmony_chat.tui.widgets.status_bar import StatusBar
 
@@ -80,3 +80,9 @@ def test_the_approval_flow_saves_an_always_and_skips_a_withdrawn_question() -> N
     withdrawn.set_result(Decision(Choice.DENY, "the user stopped the turn"))  # the turn was stopped before it showed
     flow.ask(ApprovalRequested(3, "functions.get_weather", REVIEW, withdrawn))
     assert len(shown) == 2 and flow.open is None
+
+
+def test_a_question_no_modal_will_show_is_denied_at_once() -> None:
+    answer: Future[Decision] = Future()
+    decline([Notice("before"), ApprovalRequested(1, "functions.get_weather", REVIEW, answer)])
+    assert answer.result(0) == STOPPED

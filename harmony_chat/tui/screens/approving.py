@@ -4,20 +4,22 @@
 says so in its events (:class:`~harmony_chat.chat.events.ApprovalRequested`) and waits on the
 request's answer; the flow shows the modal for it, gives the user's decision (a dismissed modal
 denies; "always, and save it" is saved), and closes the modal as a denial when the turn is
-stopped meanwhile (the stop has answered already).
+stopped meanwhile (the stop has answered already). A question no modal will show (its turn
+superseded, the app exiting) is denied at once (:func:`decline`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 from textual import events
 
 from harmony_chat.chat.approval import STOPPED, ApprovalAnswer, Choice, Decision, ToolReview, give
+from harmony_chat.chat.events import ApprovalRequested
 
 if TYPE_CHECKING:
-    from harmony_chat.chat.events import ApprovalRequested
+    from harmony_chat.chat.events import ChatEvent
     from harmony_chat.tui.screens.approval import ApprovalScreen
 
 PushModal = Callable[["ApprovalScreen", Callable[[Decision | None], None]], object]
@@ -82,3 +84,10 @@ class ApprovalFlow:
         if screen.is_attached:
             screen.pop_until_active()
             screen.dismiss(STOPPED)
+
+
+def decline(events: Iterable[ChatEvent]) -> None:
+    """Deny the approvals ``events`` ask for that no modal will show (a turn superseded, the app exiting)."""
+    for event in events:
+        if isinstance(event, ApprovalRequested):
+            give(event.answer, STOPPED)

@@ -6,10 +6,13 @@ routes the messages and renders the events the conversation yields; nothing here
 session or writes the history. What runs on the conversation is a collaborator's, built with
 what it needs: :class:`~harmony_chat.tui.turn_controller.TurnController` (a turn's start, stop
 and end, and every worker on the conversation, one at a time),
-:class:`~harmony_chat.tui.screens.loading.ModelLoader` (loads),
-:class:`~harmony_chat.tui.screens.tooling.ChatTools` (tools),
+:class:`~harmony_chat.tui.screens.loading.ModelLoader` (loads, the message waiting for one, a
+failed one), :class:`~harmony_chat.tui.screens.history_flow.HistoryFlow` (the history picker,
+continuing a stored conversation, edit and regenerate),
+:class:`~harmony_chat.tui.screens.tooling.ChatTools` (tools, and what the status bar says of them),
 :class:`~harmony_chat.tui.screens.approving.ApprovalFlow` (the approval modal) and
-:class:`~harmony_chat.preferences.Preferences` (what a choice saves to the config file).
+:class:`~harmony_chat.preferences.Preferences` (what a choice saves to the config file). What
+exchanges the view shows is the :class:`~harmony_chat.tui.widgets.chat_log.ChatLog`'s.
 
 What the status bar shows is one value, :class:`~harmony_chat.tui.status.StatusState`, held in
 ``status_state``, changed with ``replace`` and bound to the bar (``data_bind``). The reasoning
@@ -23,24 +26,21 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import replace
-from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from textual import getters, on, work
 from textual.app import ComposeResult
-from textual.containers import Horizontal, VerticalScroll
+from textual.containers import Horizontal
 from textual.reactive import var
 from textual.screen import Screen
-from textual.widget import MountError, Widget
+from textual.widget import MountError
 
-from harmony_chat.chat.approval import STOPPED, give
-from harmony_chat.chat.events import ApprovalRequested, ChatEvent, Notice, ReasoningSummary, ToolFinished
+from harmony_chat.chat.events import ApprovalRequested, Notice, ReasoningSummary, ToolFinished
 from harmony_chat.chat.model_source import DemoReplay
 from harmony_chat.collector import release, settle
 from harmony_chat.generation.turn import PromptReady, TurnStats
 from harmony_chat.harmony.effort import Effort, next_effort, parse_effort
-from harmony_chat.harmony.messages import message_text
 from harmony_chat.harmony.visibility import ReasoningMode
 from harmony_chat.preferences import NotSaved, Preferences
 from harmony_chat.tui.bindings import SCREEN_KEYS
@@ -57,14 +57,13 @@ from harmony_chat.tui.messages import (
     TurnDone,
     TurnEvents,
 )
-from harmony_chat.tui.render_caches import release_removed_widgets
-from harmony_chat.tui.screens.approving import ApprovalFlow
+from harmony_chat.tui.screens.approving import ApprovalFlow, decline
+from harmony_chat.tui.screens.history_flow import HistoryFlow
 from harmony_chat.tui.screens.loading import ModelLoader
 from harmony_chat.tui.screens.reasoning import MODE_HELP, known_mode, next_mode, switch_summarizer
-from harmony_chat.tui.screens.tooling import SERVERS_REFRESH_S, ChatTools, server_label
+from harmony_chat.tui.screens.tooling import SERVERS_REFRESH_S, ChatTools, serving_status
 from harmony_chat.tui.slash import SlashCommand, SlashError, parse_slash
 from harmony_chat.tui.status import StatusState
-from harmony_chat.tui.stored import stored_exchanges
 from harmony_chat.tui.themes import choose_theme
 from harmony_chat.tui.turn_controller import Operation, TurnController
 from harmony_chat.tui.widgets.chat_log import ChatLog
@@ -108,8 +107,8 @@ class ChatScreen(Screen[None]):
     status_state: var[StatusState] = var(StatusState())
     """What the status bar shows (bound to it); the reasoning mode, debug mode and state are its."""
 
-    log_view = getters.query_one("#chat-log", VerticalScroll)
-    """The scrolling conversation."""
+    log_view = getters.query_one("#chat-log", ChatLog)
+    """The scrolling conversation: the exchanges it shows."""
     status = getters.query_one(StatusBar)
     """The status bar."""
     inspector = getters.query_one(TokenInspector)
@@ -133,22 +132,27 @@ class ChatScreen(Screen[None]):
         super().__init__()
         self.options = options
         self.preferences = preferences
-        self.history = history
         self.history_off = history_off
-        self.resume = resume
-        """A conversation to continue once the model is ready (``"pick"``: ask which); taken once."""
         self.start_debug = debug
         self.cursor_blink = cursor_blink
         self.conversation: ChatConversation | None = None
         """The conversation shown (None until a model is loaded)."""
         self.loaded_model: LoadedModel | None = None
         """The model the conversation runs on (a summarizer is made for it)."""
-        self.current_turn: AssistantTurn | None = None
-        self.exchanges: list[list[Widget]] = []
-        """The widgets of each exchange: the user's message, then its answer."""
         self.tools = ChatTools(options, preferences, self.post_message)
         self.turns = TurnController(self.post_message, self._run_worker)
         self.loader = ModelLoader(options, backend_factory, history, self.post_message, self.turns.serial)
+        self.history_flow = HistoryFlow(
+            history,
+            history_off,
+            resume,
+            self.turns,
+            conversation=lambda: self.conversation,
+            log=lambda: self.log_view,
+            notify=self.notify,
+            push_picker=lambda picker, chosen: self.app.push_screen(picker, chosen),
+            start_turn=self.start_turn,
+        )
         self.approvals = ApprovalFlow(
             lambda modal, answered: self.app.push_screen(modal, answered),
             approval_clock,
@@ -156,10 +160,6 @@ class ChatScreen(Screen[None]):
             self.action_stop,
             self.tools.save_always,
         )
-        self.waiting: tuple[str, UserMessage] | None = None
-        """A message sent while the model loads, and its place in the view: sent when the model is ready."""
-        self.load_failed = False
-        """The last load failed (the welcome panel says why): a message sent now says so, not "not loaded yet"."""
         self.batch_lags: deque[float] = deque(maxlen=10000)
         """Seconds between a batch's posting and its rendering (the TUI benchmark reads them)."""
         self.visits_before = 0
@@ -252,6 +252,11 @@ class ChatScreen(Screen[None]):
         return self.turns.generating
 
     @property
+    def current_turn(self) -> AssistantTurn | None:
+        """The answer being generated, or the last one generated (None once it is removed or the view cleared)."""
+        return self.log_view.current_turn
+
+    @property
     def turn_done_at(self) -> float:
         """``time.monotonic()`` when the last turn finished rendering (the TUI benchmark reads it)."""
         return self.turns.turn_done_at
@@ -304,7 +309,11 @@ class ChatScreen(Screen[None]):
         self.loader.find_models(notice, load_id)
 
     async def on_model_ready(self, message: ModelReady) -> None:
-        """Show the new model and chat on it."""
+        """Show the new model and chat on it (a load the user has moved on from since is closed instead)."""
+        if not self.loader.is_current(message.load_id):
+            stale = message.conversation
+            self.run_worker(stale.close if stale else message.model.backend.close, thread=True, group="close-stale")
+            return
         info = message.model.info
         pocket = self.options.uses_pocket
         self.status_state = replace(
@@ -326,17 +335,12 @@ class ChatScreen(Screen[None]):
             self.attach_tools()
             self.attach_summarizer()
         self.prompt.focus()
-        waiting = self.take_waiting()
+        waiting = self.loader.ready()
         if waiting is not None and self.conversation is not None:
-            await self._send(*waiting)
+            await self._send(waiting)
         elif waiting is not None:
-            waiting[1].remove()
-            self.prompt.give_back(waiting[0])
-        resume, self.resume = self.resume, None
-        if resume == "pick":
-            self.action_history()
-        elif isinstance(resume, int):
-            self.open_conversation(resume)
+            self._give_back_waiting(waiting)
+        self.history_flow.model_ready()
 
     async def on_models_found(self, message: ModelsFound) -> None:
         """Show the welcome panel with what was found (unless another model was chosen since)."""
@@ -355,39 +359,32 @@ class ChatScreen(Screen[None]):
 
     def on_model_failed(self, message: ModelFailed) -> None:
         """Show why the model did not load, with the way forward (a waiting message goes back to the prompt)."""
-        self.loader.loading = False
-        self.load_failed = True
+        waiting = self.loader.fail()
         self.status_state = replace(self.status_state, model="no model", state="error")
         self._find_models(message.error, self.loader.load_id)
-        if self.waiting is not None:
-            (text, widget), self.waiting = self.waiting, None
-            widget.remove()
-            self.prompt.give_back(text)
+        if waiting is not None:
+            self._give_back_waiting(waiting)
             self.notify("The model did not load, so your message was not sent.", severity="warning")
 
     async def hold_until_loaded(self, text: str) -> bool:
-        """Show a message sent while the model loads and keep it for :meth:`take_waiting`; False if none loads."""
-        if not self.loader.loading or self.waiting is not None or self.resume is not None:
+        """Show a message sent while the model loads; it is sent once the model is ready (False: none loads)."""
+        if not self.loader.hold(text, resuming=self.history_flow.resuming):
             return False
-        widget = UserMessage(text)
-        await self.log_view.mount(widget)
-        self.waiting = (text, widget)
+        await self.log_view.add_exchange(UserMessage(text))
         self.notify("The model is still loading: your message is sent as soon as it is ready.")
         return True
 
-    def take_waiting(self) -> tuple[str, UserMessage] | None:
-        """The message that waited for the model, now that it is ready (at most once)."""
-        self.loader.loading = False
-        waiting, self.waiting = self.waiting, None
-        return waiting
+    def _give_back_waiting(self, text: str) -> None:
+        """Take the message that waited for the model out of the view, back into the prompt."""
+        self.log_view.remove_last_exchange(keep_user=False)
+        self.prompt.give_back(text)
 
     def switch_model(self, path: Path | None = None, demo: bool = False, replay_demo: bool = False) -> None:
         """Load another model (the pocket model with ``demo``, recordings with ``replay_demo``); new chat."""
         if self.generating:
             self.notify("Stop the answer first (escape).", severity="warning")
             return
-        self.options.choose_model(path=path, demo=demo, replay_demo=replay_demo)
-        self.load_failed = False
+        self.loader.choose(path=path, demo=demo, replay_demo=replay_demo)
 
         async def restart() -> None:
             await self.clear_view()  # clears the old chat and any error panel first
@@ -429,18 +426,11 @@ class ChatScreen(Screen[None]):
         if self.conversation is None:
             if not await self.hold_until_loaded(message.text):
                 self.prompt.give_back(message.text)
-                if self.load_failed:
-                    self.notify(
-                        "The model did not load (the panel above says why): choose one in the palette (ctrl+p)"
-                        " or start harmony-chat with --model PATH. Your message is kept.",
-                        severity="error",
-                    )
-                else:
-                    self.notify("No model is loaded yet.", severity="warning")
+                notice, severity = self.loader.not_sent_notice()
+                self.notify(notice, severity=severity)
             return
-        user = UserMessage(message.text)
-        await self.log_view.mount(user)
-        await self._send(message.text, user)
+        await self.log_view.add_exchange(UserMessage(message.text))
+        await self._send(message.text)
 
     async def run_slash(self, command: SlashCommand) -> bool:
         """Carry out a slash command typed in the prompt; False when it could not (a notice said why)."""
@@ -469,11 +459,10 @@ class ChatScreen(Screen[None]):
             await self.run_action("app.help")
         return True
 
-    async def _send(self, text: str, user: UserMessage) -> None:
-        """Send ``text``, shown as ``user``, on the conversation."""
+    async def _send(self, text: str) -> None:
+        """Send ``text``, shown as the last exchange's message, on the conversation."""
         conversation = self.conversation
         assert conversation is not None
-        self.exchanges.append([user])
         await self.start_turn(lambda should_stop: conversation.send(text, should_stop))
 
     async def start_turn(self, operation: Operation, effort: Effort | None = None) -> None:
@@ -488,10 +477,7 @@ class ChatScreen(Screen[None]):
         self.visits_before = len(visits(conversation))
         self.status_state = replace(self.status_state, summary_tokens=0, summary_seconds=0.0)
         turn = AssistantTurn(turn_id, effort or conversation.effort, conversation.citation_sources)
-        self.current_turn = turn
-        await self.log_view.mount(turn)
-        self.exchanges[-1].append(turn)
-        self.log_view.anchor()
+        await self.log_view.add_answer(turn)
         self.turns.start(conversation, operation, turn_id)
         self.state = "thinking"
         self.refresh_bindings()
@@ -516,12 +502,12 @@ class ChatScreen(Screen[None]):
         finally:
             message.handled.set()
             if self.exiting:
-                _decline(message.events)
+                decline(message.events)
 
     async def _render_events(self, message: TurnEvents) -> None:
         turn = self.current_turn
         if turn is None or message.turn_id != turn.turn_id:
-            _decline(message.events)  # a superseded turn's question is not shown: nobody could answer it
+            decline(message.events)  # a superseded turn's question is not shown: nobody could answer it
             return
         self.batch_lags.append(time.monotonic() - message.posted_at)
         await turn.apply(message.events)
@@ -581,7 +567,7 @@ class ChatScreen(Screen[None]):
         if turn is None or message.turn_id != turn.turn_id:
             return
         if message.error and message.no_output:
-            self._remove_last_exchange(keep_user=False)
+            self.log_view.remove_last_exchange(keep_user=False)
             if message.given_back is not None:
                 self.prompt.give_back(message.given_back)
             self.notify(message.error, title="Not sent", severity="error", timeout=8)
@@ -663,14 +649,10 @@ class ChatScreen(Screen[None]):
         if self.generating:
             self.action_stop()
             await self.workers.wait_for_complete([w for w in self.workers if w.group == "generation"])
-        await self.log_view.remove_children()
-        release_removed_widgets(self.log_view)
-        release()
-        if self.waiting is not None:  # a message waiting for the model goes back to the prompt
-            (text, _), self.waiting = self.waiting, None
-            self.prompt.give_back(text)
-        self.exchanges.clear()
-        self.current_turn = None
+        await self.log_view.clear()
+        waiting = self.loader.take_waiting()
+        if waiting is not None:  # a message waiting for the model goes back to the prompt
+            self.prompt.give_back(waiting)
         self.inspector.clear()
         self.status_state = replace(self.status_state, context_used=0)
 
@@ -690,87 +672,29 @@ class ChatScreen(Screen[None]):
 
     def action_history(self) -> bool:
         """Open the history to continue, search, rename or delete a past conversation (False: it cannot now)."""
-        store = self.history
-        if store is None:
-            reason = self.history_off or "started with --no-history"
-            self.notify(f"The history is off ({reason}).", severity="warning", markup=False)
-            return False
-        if self.generating:
-            self.notify("Stop the answer first (escape).", severity="warning")
-            return False
-        from harmony_chat.tui.screens.history import HistoryScreen
-
-        self.app.push_screen(HistoryScreen(store), self._open_chosen)
-        return True
-
-    def _open_chosen(self, conversation_id: int | None) -> None:
-        if conversation_id is not None:
-            self.open_conversation(conversation_id)
-
-    def open_conversation(self, conversation_id: int) -> None:
-        """Continue a stored conversation (loaded by a worker; shown when it is ready)."""
-        if self.conversation is None:
-            self.notify("Load a model first.", severity="warning")
-        elif self.generating:
-            self.notify("Stop the answer first (escape).", severity="warning")
-        else:
-            self.turns.resume(self.conversation, conversation_id)
+        return self.history_flow.pick()
 
     def on_conversation_failed(self, message: ConversationFailed) -> None:
         """Say why a conversation could not be opened or changed."""
-        self.notify(message.error, severity="error", markup=False)
+        self.history_flow.failed(message)
 
     async def on_conversation_opened(self, message: ConversationOpened) -> None:
         """Show the stored conversation the chat now continues."""
-        if message.conversation is not self.conversation:
+        stored, chat = message.stored, message.conversation
+        if chat is not self.conversation:
             return
         await self.clear_view()
-        stored, chat = message.stored, message.conversation
-        turns = {turn.id: turn for turn in stored.turns}
-        for number, exchange in enumerate(stored_exchanges(stored), start=1):
-            user = UserMessage(message_text(exchange.user))
-            await self.log_view.mount(user)
-            self.exchanges.append([user])
-            if exchange.answers:
-                row = turns.get(exchange.turn) if exchange.turn is not None else None
-                widget = AssistantTurn(-number, row.effort if row else chat.effort, partial(dict, exchange.sources))
-                await self.log_view.mount(widget)
-                await widget.show_stored(exchange.answers, row.status if row else "complete", exchange.summaries)
-                self.exchanges[-1].append(widget)
-        self.log_view.anchor()  # stay at the last message while answers and the welcome panel lay out
+        await self.log_view.show_stored(stored, chat.effort)
         self.show_effort()
         self.notify(f"Continuing conversation #{stored.id} at effort {chat.effort}: {stored.title}", markup=False)
 
-    def _remove_last_exchange(self, keep_user: bool) -> None:
-        """Remove the last exchange's widgets (the answer only, with ``keep_user``)."""
-        widgets = self.exchanges[-1] if self.exchanges else []
-        for widget in widgets[1:] if keep_user else widgets:
-            widget.remove()
-        release()
-        if keep_user:
-            del widgets[1:]
-        elif self.exchanges:
-            self.exchanges.pop()
-        self.current_turn = None
-
     async def regenerate(self, effort: Effort | None = None) -> bool:
         """Generate the last answer again, optionally at another effort (False: nothing to regenerate)."""
-        chat = self.conversation
-        if self.generating or chat is None or not self.exchanges:
-            self.notify("Nothing to regenerate right now.", severity="warning")
-            return False
-        self._remove_last_exchange(keep_user=True)
-        await self.start_turn(lambda should_stop: chat.regenerate(effort, should_stop), effort)
-        return True
+        return await self.history_flow.regenerate(effort)
 
     def edit_last(self) -> bool:
         """Put the last user message back into the prompt (its answer is removed); False: nothing to edit."""
-        if self.generating or self.conversation is None or not self.exchanges:
-            self.notify("Nothing to edit right now.", severity="warning")
-            return False
-        self._remove_last_exchange(keep_user=False)
-        self.turns.take_last(self.conversation)
-        return True
+        return self.history_flow.edit_last()
 
     def on_last_message_taken(self, message: LastMessageTaken) -> None:
         """Put the taken-back message into the prompt."""
@@ -780,16 +704,16 @@ class ChatScreen(Screen[None]):
 
     def last_answer(self) -> str:
         """The last turn's final answer ('' if it has none, as when it was stopped before answering)."""
-        turns = list(self.query(AssistantTurn))
-        return turns[-1].final_text if turns else ""
+        turn = self.log_view.last_turn
+        return turn.final_text if turn is not None else ""
 
     def copy_answer(self, code_block: int | None = None) -> bool:
         """Copy the last answer (its citations as footnotes), or one of its code blocks (1-based; 0: the last).
 
         Returns False when there is nothing to copy (a notice says so).
         """
-        turns = list(self.query(AssistantTurn))
-        answer = turns[-1].copy_text() if turns else ""
+        turn = self.log_view.last_turn
+        answer = turn.copy_text() if turn is not None else ""
         if code_block is not None:
             answer = self.last_answer()
             blocks = code_blocks(answer)
@@ -809,7 +733,7 @@ class ChatScreen(Screen[None]):
     def start_tools(self) -> None:
         """Start the configured tools in a worker (nothing to do when none is configured)."""
         if self.tools.configured:
-            self.status_state = replace(self.status_state, tools_state="starting")
+            self.status_state = self.tools.status_starting(self.status_state)
             self._start_tools_worker()
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="tools", description="Starting the tools")
@@ -838,22 +762,13 @@ class ChatScreen(Screen[None]):
 
     def refresh_tool_count(self) -> None:
         """Show how many tools the model has, and how many servers failed."""
-        count = self.tools.count()
-        if count is None:
-            return
-        self.status_state = replace(
-            self.status_state,
-            tool_count=count.tools,
-            servers_failed=count.servers_failed,
-            tools_state="starting" if count.starting else "ready",
-        )
+        self.status_state = self.tools.status(self.status_state)
 
     def refresh_servers(self) -> None:
         """Show the ``harmony-chat serve`` processes running on this machine (a folder of small files)."""
         from harmony_chat.server.registry import running_servers
 
-        serving = " ".join(server_label(server.host, server.port) for server in running_servers())
-        self.status_state = replace(self.status_state, serving=serving)
+        self.status_state = serving_status(self.status_state, running_servers())
 
     def action_tools(self) -> bool:
         """Open the list of tool servers and their tools (switch a server off or on); False: none configured."""
@@ -864,10 +779,3 @@ class ChatScreen(Screen[None]):
             return False
         self.app.push_screen(ToolsScreen(self.tools.providers), lambda _: self.refresh_tool_count())
         return True
-
-
-def _decline(events: list[ChatEvent]) -> None:
-    """Deny the approvals ``events`` ask for that no modal will show (a turn superseded, the app exiting)."""
-    for event in events:
-        if isinstance(event, ApprovalRequested):
-            give(event.answer, STOPPED)

@@ -6,24 +6,29 @@ toolbox's own thread and are posted to the screen as messages. The runner asks f
 the turn's events (:class:`~harmony_chat.chat.events.ApprovalRequested`), which the screen
 answers from its modal (:class:`~harmony_chat.tui.screens.approving.ApprovalFlow`); an "always"
 answer the user wants saved goes to :class:`~harmony_chat.preferences.Preferences` here.
+
+What the status bar says of the tools, and of the ``harmony-chat serve`` processes running here,
+is made here as a changed :class:`~harmony_chat.tui.status.StatusState`; the screen applies it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from textual.message import Message
 
 from harmony_chat.preferences import NotSaved, Preferences
 from harmony_chat.tui.messages import ToolNotice, ToolsReady
+from harmony_chat.tui.status import StatusState
 
 if TYPE_CHECKING:
     from harmony_chat.chat.approval import ToolReview
     from harmony_chat.chat.conversation import ChatConversation
     from harmony_chat.chat.options import ChatOptions
     from harmony_chat.chat.tool_calls import ToolRunner
+    from harmony_chat.server.registry import RegisteredServer
     from harmony_chat.tools.base import ToolProvider
 
 SERVERS_REFRESH_S = 3.0
@@ -35,19 +40,13 @@ def server_label(host: str, port: int) -> str:
     return f":{port}" if host in ("127.0.0.1", "localhost", "::1") else f"{host}:{port}"
 
 
-@dataclass(frozen=True, slots=True)
-class ToolCount:
-    """What the status bar says of the tools."""
-
-    tools: int
-    """Tools the model has now."""
-    servers_failed: int
-    starting: bool
-    """Whether a server is still connecting."""
+def serving_status(shown: StatusState, servers: Sequence[RegisteredServer]) -> StatusState:
+    """``shown`` naming the ``harmony-chat serve`` processes running on this machine (``servers``)."""
+    return replace(shown, serving=" ".join(server_label(server.host, server.port) for server in servers))
 
 
 class ChatTools:
-    """The chat's tool providers and runner, and the "always" answers saved.
+    """The chat's tool providers and runner, the "always" answers saved, and what the status bar says of them.
 
     Args:
         options: the tool settings (which tools, which approval mode).
@@ -104,10 +103,16 @@ class ChatTools:
         if conversation.tools is not self.runner:
             conversation.tools = self.runner
 
-    def count(self) -> ToolCount | None:
-        """How many tools the model has and how many servers failed (None: no tools started)."""
+    # -- what the status bar says of them ----------------------------------------------------------
+
+    def status_starting(self, shown: StatusState) -> StatusState:
+        """``shown`` saying the tools are starting (call when they are configured)."""
+        return replace(shown, tools_state="starting")
+
+    def status(self, shown: StatusState) -> StatusState:
+        """``shown`` with how many tools the model has and how many servers failed (unchanged: none started)."""
         if self.runner is None:
-            return None
+            return shown
         count, failed, starting = len(self.runner.tools.builtins), 0, 0
         for provider in self.providers:
             servers = getattr(provider, "servers_status", None)
@@ -118,7 +123,7 @@ class ChatTools:
                 count += server.tool_count if server.state == "ready" else 0
                 failed += server.state == "failed"
                 starting += server.state == "starting"
-        return ToolCount(count, failed, bool(starting))
+        return replace(shown, tool_count=count, servers_failed=failed, tools_state="starting" if starting else "ready")
 
     def close(self) -> None:
         """Stop every tool (blocks up to a few seconds; call off the UI thread or at exit)."""
