@@ -1,13 +1,16 @@
 """What the chat's status bar shows, as one value.
 
 :class:`StatusState` is frozen: the chat screen changes it with :func:`dataclasses.replace` and
-holds it in one reactive, bound to the status bar (``data_bind``), which renders from it.
+holds it in one reactive, bound to the status bar (``data_bind``), which renders from it. What a
+turn's events tell of its figures is :func:`with_figures`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from harmony_chat.chat.events import ChatEvent, ReasoningSummary
+from harmony_chat.generation.turn import PromptReady, TurnStats
 from harmony_chat.harmony.effort import Effort
 from harmony_chat.harmony.visibility import ReasoningMode
 
@@ -43,3 +46,27 @@ class StatusState:
     """Seconds the last turn waited for its reasoning summaries."""
     serving: str = ""
     """The ``harmony-chat serve`` processes running on this machine (``:8000``, ``0.0.0.0:8080``), or ``""``."""
+
+
+def with_figures(state: StatusState, event: ChatEvent) -> StatusState:
+    """``state`` with what ``event`` tells of the turn's figures: the context used, speed, the summaries' cost."""
+    match event:
+        case PromptReady():
+            return replace(state, context_used=len(event.prompt.tokens))
+        case TurnStats():
+            figures = event.stats
+            return replace(
+                state,
+                ttft=figures.ttft_s,
+                speed=figures.decode_tokens_per_s,
+                cached=figures.prompt_tokens_cached,
+                context_used=figures.prompt_tokens + figures.generated_tokens,
+            )
+        case ReasoningSummary():
+            return replace(
+                state,
+                summary_tokens=state.summary_tokens + event.stats.generated_tokens,
+                summary_seconds=state.summary_seconds + event.seconds,
+            )
+        case _:
+            return state

@@ -86,3 +86,23 @@ def test_a_question_no_modal_will_show_is_denied_at_once() -> None:
     answer: Future[Decision] = Future()
     decline([Notice("before"), ApprovalRequested(1, "functions.get_weather", REVIEW, answer)])
     assert answer.result(0) == STOPPED
+
+
+def test_a_turn_s_events_give_the_status_its_figures() -> None:
+    from harmony_chat.backends.base import GenerationStats
+    from harmony_chat.chat.events import Notice, ReasoningSummary
+    from harmony_chat.generation.turn import PromptReady, TurnStats
+    from harmony_chat.harmony.events import StopReason
+    from harmony_chat.harmony.session import RenderedPrompt
+    from harmony_chat.tui.status import with_figures
+
+    state = StatusState(summary_tokens=5, summary_seconds=1.0)
+    state = with_figures(state, PromptReady(RenderedPrompt(list(range(120)), "low", 0), 64, 64))
+    assert state.context_used == 120
+    summary = ReasoningSummary("Checked.", 1, False, 40, GenerationStats(generated_tokens=12), 0.5)
+    state = with_figures(state, summary)
+    assert (state.summary_tokens, state.summary_seconds) == (17, 1.5)  # the turn's summaries add up
+    stats = GenerationStats(prompt_tokens=120, generated_tokens=30, ttft_s=0.25, prompt_tokens_cached=96)
+    state = with_figures(state, TurnStats(StopReason.RETURN, "low", stats))
+    assert (state.ttft, state.cached, state.context_used) == (0.25, 96, 150)
+    assert with_figures(state, Notice("nothing to count")) is state

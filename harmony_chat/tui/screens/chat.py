@@ -36,10 +36,10 @@ from textual.reactive import var
 from textual.screen import Screen
 from textual.widget import MountError
 
-from harmony_chat.chat.events import ApprovalRequested, Notice, ReasoningSummary, ToolFinished
+from harmony_chat.chat.events import ApprovalRequested, Notice, ToolFinished
 from harmony_chat.chat.model_source import DemoReplay
 from harmony_chat.collector import release, settle
-from harmony_chat.generation.turn import PromptReady, TurnStats
+from harmony_chat.generation.turn import PromptReady
 from harmony_chat.harmony.effort import Effort, next_effort, parse_effort
 from harmony_chat.harmony.visibility import ReasoningMode
 from harmony_chat.preferences import NotSaved, Preferences
@@ -63,7 +63,7 @@ from harmony_chat.tui.screens.loading import ModelLoader
 from harmony_chat.tui.screens.reasoning import MODE_HELP, known_mode, next_mode, switch_summarizer
 from harmony_chat.tui.screens.tooling import SERVERS_REFRESH_S, ChatTools, serving_status
 from harmony_chat.tui.slash import SlashCommand, SlashError, parse_slash
-from harmony_chat.tui.status import StatusState
+from harmony_chat.tui.status import StatusState, with_figures
 from harmony_chat.tui.themes import choose_theme
 from harmony_chat.tui.turn_controller import Operation, TurnController
 from harmony_chat.tui.widgets.chat_log import ChatLog
@@ -513,27 +513,11 @@ class ChatScreen(Screen[None]):
         await turn.apply(message.events)
         self.inspector.record(message.events)
         for event in message.events:
-            shown = self.status_state
+            self.status_state = with_figures(self.status_state, event)
             if isinstance(event, PromptReady) and self.conversation is not None:
                 self.inspector.set_prompt(self.conversation.session.encoding.decode(event.prompt.tokens))
-                self.status_state = replace(shown, context_used=len(event.prompt.tokens))
-            elif isinstance(event, TurnStats):
-                figures = event.stats
-                self.status_state = replace(
-                    shown,
-                    ttft=figures.ttft_s,
-                    speed=figures.decode_tokens_per_s,
-                    cached=figures.prompt_tokens_cached,
-                    context_used=figures.prompt_tokens + figures.generated_tokens,
-                )
             elif isinstance(event, Notice):
                 self.notify(event.text, severity="warning" if event.severity == "warning" else "information")
-            elif isinstance(event, ReasoningSummary):
-                self.status_state = replace(
-                    shown,
-                    summary_tokens=shown.summary_tokens + event.stats.generated_tokens,
-                    summary_seconds=shown.summary_seconds + event.seconds,
-                )
             elif isinstance(event, ToolFinished) and event.name.startswith("browser.") and self.conversation:
                 from harmony_chat.tui.browsing import visits
 
