@@ -43,6 +43,15 @@ MAX_HEADER_TOKENS = 64
 _TEXT_CACHE: dict[int, str] = {}
 _OPEN_CONTENT = "<|start|>assistant<|channel|>final<|message|>"
 """A well-formed header the content parser is opened with; the real header is read separately."""
+_OPEN_TOKENS: dict[int, tuple[int, ...]] = {}
+""":data:`_OPEN_CONTENT`'s tokens by encoding (encoding it costs as much as a whole message's content)."""
+
+
+def _open_tokens(encoding: HarmonyEncoding) -> tuple[int, ...]:
+    tokens = _OPEN_TOKENS.get(id(encoding))
+    if tokens is None:
+        tokens = _OPEN_TOKENS[id(encoding)] = tuple(encoding.encode(_OPEN_CONTENT, allowed_special="all"))
+    return tokens
 
 
 class _State(Enum):
@@ -90,8 +99,9 @@ class StreamDecoder:
         self._stop_on_final = stop_on_final
         self._raw_tokens = raw_tokens
         self._max_header = max_header_tokens
-        self._open_content = list(encoding.encode(_OPEN_CONTENT, allowed_special="all"))
-        self._parser = StreamableParser(encoding, Role.ASSISTANT, strict=True)
+        self._open_content = _open_tokens(encoding)
+        self._parser: StreamableParser | None = None
+        """The content parser of the message being generated (one per message, opened by :meth:`_start_content`)."""
         self._state = _State.HEADER
         self._header: list[int] = []
         self._channel: str | None = None
@@ -177,8 +187,10 @@ class StreamDecoder:
         elif tk.is_special(token):
             events.append(Recovery("stray-special", f"dropped a stray {_plain(token)} token inside content"))
         else:
-            self._parser.process(token)
-            delta = self._parser.last_content_delta
+            parser = self._parser
+            assert parser is not None  # opened with the message's header
+            parser.process(token)
+            delta = parser.last_content_delta
             if delta:
                 self._streamed.append(delta)
                 events.append(ContentDelta(self._channel, delta, self._recipient))
@@ -259,19 +271,19 @@ class StreamDecoder:
         header = read_header(self._header_text(), closed=False)
         if header.channel is None:
             events.append(Recovery("headerless", "text without a header is kept hidden, like reasoning"))
-        self._start_content(header, events)
+        parser = self._start_content(header, events)
         if header.leftover:
             for token in self._encoding.encode(header.leftover, disallowed_special=()):
-                self._parser.process(token)
+                parser.process(token)
             self._streamed.append(header.leftover)
             events.append(ContentDelta(self._channel, header.leftover, self._recipient))
 
-    def _start_content(self, header: Header, events: list[DecoderEvent]) -> None:
-        """Report the header's repairs and open a well-formed content parser for its message."""
+    def _start_content(self, header: Header, events: list[DecoderEvent]) -> StreamableParser:
+        """Report the header's repairs and open a well-formed content parser for its message (returned)."""
         events.extend(Recovery(kind, detail) for kind, detail in header.repairs)
-        self._parser = StreamableParser(self._encoding, None, strict=True)
+        parser = self._parser = StreamableParser(self._encoding, None, strict=True)
         for token in self._open_content:
-            self._parser.process(token)
+            parser.process(token)
         self._state = _State.CONTENT
         self._header = []
         self._channel = header.channel
@@ -279,16 +291,19 @@ class StreamDecoder:
         self._content_type = header.content_type
         self._streamed = []
         events.append(MessageStarted(self._channel, self._recipient, self._content_type))
+        return parser
 
     def _close_message(self, end_token: int | None, events: list[DecoderEvent], truncated: bool = False) -> None:
         """Finish the current message with ``end_token`` (None: flush it as the stream ended)."""
         streamed = "".join(self._streamed)
         try:
+            parser = self._parser
+            assert parser is not None  # opened with the message's header
             if end_token is None:
-                self._parser.process_eos()
+                parser.process_eos()
             else:
-                self._parser.process(end_token)
-            full = message_text(self._parser.messages[-1])
+                parser.process(end_token)
+            full = message_text(parser.messages[-1])
         except (HarmonyError, IndexError):
             events.append(Recovery("rebuilt-message", "rebuilt a message the parser lost from its streamed text"))
             full = streamed

@@ -23,6 +23,7 @@ from openai_harmony import (
     Message,
     ReasoningEffort,
     RenderConversationConfig,
+    RenderOptions,
     Role,
     SystemContent,
     ToolDescription,
@@ -39,6 +40,9 @@ OverflowPolicy = Literal["evict", "refuse"]
 
 _EFFORT_TO_HARMONY = {"low": ReasoningEffort.LOW, "medium": ReasoningEffort.MEDIUM, "high": ReasoningEffort.HIGH}
 _NO_DROP = RenderConversationConfig(auto_drop_analysis=False)
+_SYSTEM_TOKENS: dict[tuple[str, Effort, str, bool], tuple[int, ...]] = {}
+"""The rendered system message of a session without built-in tools, by (encoding, effort, date, whether the
+conversation declares functions): the same for every request a server answers at one effort on one day."""
 _BUILTIN_TOOLS = {"browser": ToolNamespaceConfig.browser, "python": ToolNamespaceConfig.python}
 """The built-in tools gpt-oss is trained on, declared in the system message rather than as functions."""
 
@@ -206,13 +210,31 @@ class ChatSession:
     def _turn_starts(self, indices: Sequence[int]) -> list[int]:
         return [pos for pos, i in enumerate(indices) if self.history[i].author.role == Role.USER]
 
+    def _system_tokens(self, effort: Effort) -> tuple[int, ...] | None:
+        """The system message's tokens from the cache (None: built-in tools, rendered with the rest)."""
+        if self.builtin:
+            return None
+        functions = bool(self.functions)  # harmony's system message then says where function calls go
+        key = (self.encoding.name, effort, self.start_date, functions)
+        tokens = _SYSTEM_TOKENS.get(key)
+        if tokens is None:
+            options = RenderOptions(conversation_has_function_tools=functions)
+            tokens = tuple(self.encoding.render(self.system_message(effort), options))
+            if len(_SYSTEM_TOKENS) > 64:  # dates and efforts: a handful at a time
+                _SYSTEM_TOKENS.clear()
+            _SYSTEM_TOKENS[key] = tokens
+        return tokens
+
     def render_messages(self, messages: Sequence[Message], effort: Effort | None = None) -> list[int]:
         """Render system, developer and ``messages`` for the assistant's next completion."""
-        prefix = [self.system_message(effort)]
+        effort = effort or self.effort
+        system = self._system_tokens(effort)
+        prefix = [] if system is not None else [self.system_message(effort)]
         if (developer := self.developer_message()) is not None:
             prefix.append(developer)
         conversation = Conversation.from_messages([*prefix, *messages])
-        return list(self.encoding.render_conversation_for_completion(conversation, Role.ASSISTANT, _NO_DROP))
+        rest = self.encoding.render_conversation_for_completion(conversation, Role.ASSISTANT, _NO_DROP)
+        return [*system, *rest] if system is not None else list(rest)
 
     def answer_reserve(self, max_new_tokens: int) -> int:
         """Return the answer room a prompt keeps free, evicting old turns for it.

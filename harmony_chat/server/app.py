@@ -287,7 +287,8 @@ async def responses(request: Request) -> Response:
     summary = parse_summary(body.reasoning.summary_asked if body.reasoning else None, "reasoning.summary")
     if body.uses_seal and not state.seal.ready:
         await run_in_threadpool(load_seal, state.seal)  # its file, once: off the event loop
-    history = await run_in_threadpool(_history, state, body)
+    continues = body.previous_response_id or body.conversation_id is not None
+    history = await run_in_threadpool(_history, state, body) if continues else []  # SQLite, off the loop
     new_items = normalise_input(body.input, state.seal)
     items = history + new_items
     harmony_request = responses_harmony_request(body, items)
@@ -296,6 +297,7 @@ async def responses(request: Request) -> Response:
     reader = TurnReader(harmony_request.function_names)
 
     def store() -> None:  # in the thread pool: never on the event loop
+        """Keep the response (``store``) and add its items to the conversation (``conversation``)."""
         status = builder.status_of(reader)
         if body.store:
             response = builder.response(status, reader)
@@ -309,11 +311,12 @@ async def responses(request: Request) -> Response:
             except StoreFull as full:
                 log.warning("conversation %s: %s; this response's items were not added", body.conversation_id, full)
 
+    keeps = body.store or body.conversation_id is not None
     streamed = await _generate(
         request,
         harmony_request,
         options,
-        stream=(lambda first, batches: responses_stream(first, batches, reader, builder, store))
+        stream=(lambda first, batches: responses_stream(first, batches, reader, builder, store if keeps else None))
         if body.stream
         else None,
         consume=lambda event: builder.events(reader.feed(event)),
@@ -323,7 +326,8 @@ async def responses(request: Request) -> Response:
         return streamed
     if reader.error is not None:
         raise ApiError(500, f"the model failed: {reader.error}")
-    await run_in_threadpool(store)
+    if keeps:
+        await run_in_threadpool(store)
     return JSONResponse(builder.response(builder.status_of(reader), reader))
 
 

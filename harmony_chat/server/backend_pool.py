@@ -107,8 +107,11 @@ class BackendPool:
             longest = 0
             for index in free:
                 handle = self._handles[index]
-                shared = shared_prefix(handle.context, prompt) if handle.prompt_length else 0
-                if shared >= handle.prompt_length and shared > longest:
+                length = handle.prompt_length
+                if not length or prompt[:length] != handle.context[:length]:
+                    continue  # the prompt does not continue this handle's last turn: one compare, no search
+                shared = shared_prefix(handle.context, prompt)
+                if shared > longest:
                     best, longest = index, shared
             self._handles[best].busy = True
             return best

@@ -153,9 +153,12 @@ def responses_stream(
     batches: AsyncIterator[list[ServedEvent]],
     reader: TurnReader,
     builder: ResponseBuilder,
-    on_done: Callable[[], None],
+    on_done: Callable[[], None] | None,
 ) -> EventSourceResponse:
-    """The Responses event stream (``event:`` names the type; every event has a ``sequence_number``)."""
+    """The Responses event stream (``event:`` names the type; every event has a ``sequence_number``).
+
+    ``on_done`` is the store's work once the response ended (None: nothing to store).
+    """
 
     def encoded(batch: list[ServedEvent]) -> bytes:
         return sse_bytes(builder.events(_outputs(reader, batch)), named=True)
@@ -167,6 +170,7 @@ def responses_stream(
             if data:
                 yield data
         yield sse_bytes(builder.end_events(reader), named=True)
-        await run_in_threadpool(on_done)  # the store's work, off the event loop
+        if on_done is not None:
+            await run_in_threadpool(on_done)  # the store's work, off the event loop
 
     return EventSourceResponse(stream(), ping=15, sep=SEP)
