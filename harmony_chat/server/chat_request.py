@@ -23,6 +23,8 @@ from harmony_chat.server.stop_sequences import MAX_STOP_SEQUENCES
 
 MAX_TOP_K = 2**31 - 1
 """llama.cpp's top_k is a 32-bit integer (``[sampling] top_k`` has the same bound)."""
+SEED_RANGE = (-(2**63), 2**63 - 1)
+"""A request's seed: a 64-bit signed integer, as vLLM's OpenAI server takes it (a larger one breaks the engine)."""
 
 
 class _Lenient(BaseModel):
@@ -130,7 +132,7 @@ class ChatRequest(_Lenient):
     """vLLM's extension: sample from the k most likely tokens only (-1 or 0: off)."""
     min_p: float | None = Field(default=None, ge=0, le=1)
     """vLLM's extension: sample only from tokens at least min_p times as likely as the most likely one."""
-    seed: int | None = None
+    seed: int | None = Field(default=None, ge=SEED_RANGE[0], le=SEED_RANGE[1])
     n: int | None = None
     stop: Any = None
     """A stop sequence or a list of them: checked by :meth:`stop_sequences` (one error, naming ``stop``)."""

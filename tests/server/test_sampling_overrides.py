@@ -80,8 +80,10 @@ def test_top_k_and_min_p_of_a_chat_request_reach_the_backend(encoding: HarmonyEn
     assert (plain.top_k, plain.min_p, plain.top_p) == (20, 0.0, 1.0)  # the server's own
 
 
-@pytest.mark.parametrize(("extra", "param"), [({"top_k": -2}, "top_k"), ({"min_p": 1.5}, "min_p")])
-def test_top_k_and_min_p_out_of_bounds_are_400(encoding: HarmonyEncoding, extra: dict[str, Any], param: str) -> None:
+@pytest.mark.parametrize(
+    ("extra", "param"), [({"top_k": -2}, "top_k"), ({"min_p": 1.5}, "min_p"), ({"seed": 2**64}, "seed")]
+)
+def test_sampling_values_out_of_bounds_are_400(encoding: HarmonyEncoding, extra: dict[str, Any], param: str) -> None:
     backend, server = replay_server(encoding, ANSWER)
     with server as running_server, pytest.raises(BadRequestError) as refused:
         running_server.client().chat.completions.create(model="replay-model", messages=USER, extra_body=extra)
