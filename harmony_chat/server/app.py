@@ -71,7 +71,15 @@ from harmony_chat.server.responses_request import (
     responses_harmony_request,
 )
 from harmony_chat.server.sampling_request import check_sampling
-from harmony_chat.server.streaming import GatedResponse, chat_stream, collect, first_event, responses_stream
+from harmony_chat.server.streaming import (
+    EventStream,
+    GatedResponse,
+    OpenStreams,
+    chat_stream,
+    collect,
+    first_event,
+    responses_stream,
+)
 from harmony_chat.server.summaries import parse_summary, summarizer_for
 from harmony_chat.server.turn_output import TurnReader
 
@@ -147,6 +155,8 @@ class ApiServerState:
         self.created = int(time.time())
         self.seal = ReasoningSeal(served.name)
         """Seals and opens ``reasoning.encrypted_content`` (its key is loaded when first needed)."""
+        self.open_streams = OpenStreams()
+        """The event streams being sent (a shutdown cuts them)."""
 
 
 def _state(request: Request) -> ApiServerState:
@@ -188,7 +198,7 @@ async def _generate(
     harmony_request: HarmonyRequest,
     options: TurnOptions,
     *,
-    stream: Callable[[list[ServedEvent], AsyncIterator[list[ServedEvent]]], Response] | None,
+    stream: Callable[[list[ServedEvent], AsyncIterator[list[ServedEvent]]], EventStream] | None,
     consume: Callable[[ServedEvent], object],
     summarizer: Summarizer | None = None,
     on_start: Callable[[TurnRun], object] | None = None,
@@ -212,7 +222,7 @@ async def _generate(
     try:
         if stream is not None:
             first, batches = await first_event(run)
-            return GatedResponse(stream(first, batches), run, release)
+            return GatedResponse(stream(first, batches), run, release, state.open_streams)
         await collect(run, consume, request.is_disconnected)
     except BaseException:
         run.cancel()
@@ -495,7 +505,13 @@ def run_server(
         app, host, port, limits, log_level="info", log_config=serve_log_config(), timeout_graceful_shutdown=5
     )
     quiet_repeats()
-    server = RegisteringServer(config, model=served.name, api_key=bool(api_key), register=register)
+    server = RegisteringServer(
+        config,
+        model=served.name,
+        api_key=bool(api_key),
+        register=register,
+        on_shutdown=app.state.harmony.open_streams.cut_all,
+    )
     bound = sock or listen(host, port, limits.backlog)
     try:
         server.run(sockets=[bound])

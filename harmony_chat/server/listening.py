@@ -11,6 +11,7 @@ of the caller could run.
 from __future__ import annotations
 
 import socket
+from collections.abc import Callable
 from pathlib import Path
 
 import uvicorn
@@ -50,6 +51,7 @@ class RegisteringServer(uvicorn.Server):
         api_key: whether clients must send a key.
         directory: the registry folder (None: the user's).
         register: False: listed by its caller instead (a worker of ``--workers``).
+        on_shutdown: called as the shutdown begins, before uvicorn waits for open responses.
     """
 
     def __init__(
@@ -60,9 +62,11 @@ class RegisteringServer(uvicorn.Server):
         api_key: bool = False,
         directory: Path | None = None,
         register: bool = True,
+        on_shutdown: Callable[[], object] | None = None,
     ) -> None:
         super().__init__(config)
         self.register = register
+        self.on_shutdown = on_shutdown
         self.model = model
         self.api_key = api_key
         self.directory = directory
@@ -87,8 +91,10 @@ class RegisteringServer(uvicorn.Server):
             )
 
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
-        """Unregister, then stop."""
+        """Unregister, run ``on_shutdown``, then stop."""
         self.unregister()
+        if self.on_shutdown is not None:
+            self.on_shutdown()
         await super().shutdown(sockets)
 
     def unregister(self) -> None:

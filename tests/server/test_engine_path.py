@@ -96,6 +96,18 @@ def test_a_client_that_leaves_closes_the_engine_request_while_it_holds_the_promp
     assert time.monotonic() - left < 5  # long before the engine's hold ended
 
 
+def test_a_responses_stream_whose_client_left_is_not_stored(engine_server: Any) -> None:
+    fake, server = engine_server("held")
+    body = {"model": MODEL, "input": "Hi", "stream": True, "store": True}
+    with httpx.Client(timeout=10) as client:
+        with client.stream("POST", server.url + "/v1/responses", json=body) as response:
+            created = next(line for line in response.iter_lines() if line.startswith("data: "))
+        assert fake.disconnected.wait(10), "the engine request was not closed"
+        response_id = httpx.Response(200, content=created[len("data: ") :]).json()["response"]["id"]
+        time.sleep(0.2)
+        assert client.get(f"{server.url}/v1/responses/{response_id}").status_code == 404
+
+
 def test_a_stop_sequence_ends_the_answer_with_usage_on_the_engine_path(engine_server: Any) -> None:
     _, server = engine_server()
     client = server.client()

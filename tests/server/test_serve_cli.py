@@ -7,6 +7,7 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from openai import OpenAI
 from openai_harmony import HarmonyEncoding
 
 from harmony_chat.cli import main
+from tests.support.fake_engine import FakeEngine, load_fixture
 from tests.support.serve_process import wait_for_health
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -153,3 +155,38 @@ def test_the_store_bounds_are_serve_options(
     ]
     assert main([*common, "--store-max-mb", "0"]) == 2  # below 1: refused by the option, in one line
     assert capsys.readouterr().err.count("error:") == 1
+
+
+def test_ctrl_c_cuts_an_open_stream_at_once_instead_of_waiting_for_it(encoding: HarmonyEncoding) -> None:
+    """The engine holds its answer for 30 s; the stream is cut at Ctrl+C, not after uvicorn's 5 s of grace."""
+    fake = FakeEngine(load_fixture("vllm"), "held")
+    port = _free_port()
+    command = [sys.executable, "-m", "harmony_chat", "serve", "--url", fake.url, "--engine", "vllm"]
+    command += ["--workers", "1", "--port", str(port)]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    server = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_for_health(server, port, lambda: server.communicate()[1])
+        model = httpx.get(f"{url}/v1/models", timeout=5).json()["data"][0]["id"]
+        body = {"model": model, "messages": [{"role": "user", "content": "Hi"}], "stream": True}
+        with (
+            httpx.Client(timeout=20) as client,
+            client.stream("POST", f"{url}/v1/chat/completions", json=body) as reply,
+        ):
+            chunks = reply.iter_raw()
+            assert next(chunks).startswith(b"data: ")
+            server.send_signal(signal.SIGINT)
+            asked = time.monotonic()
+            with pytest.raises(httpx.RemoteProtocolError):  # cut: no [DONE], the body unfinished
+                for _ in chunks:
+                    pass
+            cut_after = time.monotonic() - asked
+        _, err = server.communicate(timeout=20)
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.communicate()
+        fake.close()
+    assert cut_after < 4
+    assert server.returncode == 0 and "Traceback" not in err

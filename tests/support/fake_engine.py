@@ -201,6 +201,9 @@ class FakeEngine:
         deadline = time.monotonic() + hold_s
         while time.monotonic() < deadline:
             readable, _, _ = select.select([handler.connection], [], [], 0.05)
-            if readable and not handler.connection.recv(1, socket.MSG_PEEK):  # EOF: the client is gone
+            try:
+                if readable and not handler.connection.recv(1, socket.MSG_PEEK):  # EOF: the client is gone
+                    return True
+            except ConnectionResetError:  # closed with data unread: gone too
                 return True
         return False
