@@ -8,7 +8,8 @@ engine: connect and check it) and run the app on the inherited socket; the kerne
 connection to one of them. Every worker opens the same SQLite store (WAL, a busy timeout), so a
 ``previous_response_id`` or a conversation is served by any worker, and a worker that dies loses
 nothing stored. The parent stays the server in the registry, starts a new worker when one dies,
-and on Ctrl+C or SIGTERM stops them all.
+and on Ctrl+C or SIGTERM stops them all; a parent killed outright takes its workers with it (Linux's
+parent-death signal).
 
 Only engines without per-handle state can be split this way: vLLM and SGLang schedule requests
 themselves. llama-server pins each handle to a slot whose cache is its own, and the in-process
@@ -18,6 +19,7 @@ model has one context; both run one worker.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import multiprocessing
 import os
 import signal
@@ -83,6 +85,8 @@ class WorkerSpec:
     worker may take the whole ``--parallel``; vLLM and SGLang queue what is beyond their batch)."""
     index: int = 0
     count: int = 1
+    parent: int = 0
+    """The supervisor's process id (0: none to follow)."""
 
 
 def worker_main(spec: WorkerSpec, sock: socket.socket) -> None:
@@ -91,6 +95,7 @@ def worker_main(spec: WorkerSpec, sock: socket.socket) -> None:
     from harmony_chat.server.app import run_server
     from harmony_chat.server.harmony_request import ServedModel
 
+    _end_with_parent(spec.parent)
     try:
         loaded = load_model(spec.options, lambda _step: None)
     except HarmonyChatError as error:
@@ -117,6 +122,19 @@ def worker_main(spec: WorkerSpec, sock: socket.socket) -> None:
             sock=sock,
             register=False,
         )
+
+
+PR_SET_PDEATHSIG = 1
+"""prctl(2)'s option: the signal this process gets when its parent dies."""
+
+
+def _end_with_parent(parent: int) -> None:
+    """Get SIGTERM (uvicorn's graceful stop) when the supervisor dies, also when it was killed outright (Linux)."""
+    if not parent or not sys.platform.startswith("linux"):
+        return
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    if os.getppid() != parent:  # it died before the signal was asked for
+        os.kill(os.getpid(), signal.SIGTERM)
 
 
 def _worker_pool(backend: ModelBackend, spec: WorkerSpec) -> BackendPool:
@@ -152,7 +170,7 @@ class Supervisor:
         return [worker.pid for worker in self.workers.values() if worker.pid is not None and worker.is_alive()]
 
     def _start(self, index: int) -> None:
-        spec = replace(self.spec, index=index, count=self.count)
+        spec = replace(self.spec, index=index, count=self.count, parent=os.getpid())
         worker = self._context.Process(
             target=worker_main, args=(spec, self.sock), name=f"harmony-chat-serve-{index + 1}", daemon=False
         )

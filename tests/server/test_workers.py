@@ -4,7 +4,8 @@
 this process); its workers are real spawned interpreters. What a user relies on is checked: both
 workers run and answer, a stored response survives the death of every worker that could have
 stored it (the supervisor starts new ones, which serve ``previous_response_id`` from the shared
-SQLite file), SIGTERM stops them all, and what cannot be split is refused in one line.
+SQLite file), SIGTERM stops them all, a parent killed outright takes them with it, and what cannot
+be split is refused in one line.
 """
 
 from __future__ import annotations
@@ -116,6 +117,22 @@ def test_two_workers_answer_and_share_one_store_that_outlives_them(
     kept = client.responses.retrieve(first.id)
     assert kept.id == first.id and kept.output_text == "Hello!"
     assert store.exists() and (store.stat().st_mode & 0o777) == 0o600
+
+
+def test_workers_end_when_their_parent_is_killed_outright(
+    two_workers: tuple[subprocess.Popen[str], int, Path],
+) -> None:
+    server, port, _ = two_workers
+    workers = _workers(server.pid)
+    server.kill()  # SIGKILL: the parent cannot stop them itself
+    server.wait()  # (not communicate: workers left running would hold its pipes open)
+
+    def ended(pid: int) -> bool:
+        return not Path(f"/proc/{pid}").exists() or b"zombie" in Path(f"/proc/{pid}/status").read_bytes().lower()
+
+    _wait_for(lambda: all(ended(pid) for pid in workers), seconds=30)
+    with pytest.raises(httpx.TransportError):
+        httpx.get(f"http://127.0.0.1:{port}/health", timeout=5)
 
 
 def test_sigterm_stops_every_worker(two_workers: tuple[subprocess.Popen[str], int, Path]) -> None:
