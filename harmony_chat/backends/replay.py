@@ -204,6 +204,7 @@ class RecordingBackend(ModelBackend):
         self.path = path
         self.name = inner.name
         self.supports_json_schema = inner.supports_json_schema
+        self.supports_penalties = inner.supports_penalties
         self.native_generation = inner.native_generation
         self._turns: list[list[int]] = []
         self._last_prompt: list[int] = []
