@@ -74,6 +74,7 @@ class EventStream(StreamingResponse):
                 raise
         finally:
             self._ended = True
+            self._streaming = None
             watcher.cancel()
             await self.chunks.aclose()
 
