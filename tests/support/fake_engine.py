@@ -195,15 +195,15 @@ class FakeEngine:
         handler.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
         handler.wfile.flush()
 
-    @staticmethod
-    def _client_left(handler: BaseHTTPRequestHandler, hold_s: float) -> bool:
-        """Wait up to ``hold_s``; return True as soon as the client closes its end."""
+    def _client_left(self, handler: BaseHTTPRequestHandler, hold_s: float) -> bool:
+        """Wait up to ``hold_s``; return True as soon as the client closes its end (a reset is noted)."""
         deadline = time.monotonic() + hold_s
         while time.monotonic() < deadline:
             readable, _, _ = select.select([handler.connection], [], [], 0.05)
             try:
                 if readable and not handler.connection.recv(1, socket.MSG_PEEK):  # EOF: the client is gone
                     return True
-            except ConnectionResetError:  # closed with data unread: gone too
+            except ConnectionResetError as error:  # closed with data unread, or killed: gone too
+                self.client_disconnects.append(type(error).__name__)
                 return True
         return False
